@@ -1,0 +1,25 @@
+"""What workerd does per fetch event for a Python Worker, for the local runtime.
+
+workerd constructs the ``Default`` class per request as ``Default(ctx, env)`` and calls ``fetch``
+through ``introspection.wrapper_func``: arguments through ``python_from_rpc``, the call through
+``relaxed_call``, the result through ``python_to_rpc`` (PLATFORM-NOTES §2.1, §4.4).
+"""
+
+import importlib
+
+from pyodide.code import relaxed_call
+from workers import WorkerEntrypoint, python_from_rpc, python_to_rpc
+
+_entrypoint: type[WorkerEntrypoint] | None = None
+
+
+async def load(module_name: str) -> None:
+    global _entrypoint
+    module = importlib.import_module(module_name)
+    _entrypoint = module.Default
+
+
+async def dispatch(ctx, env, request):
+    instance = _entrypoint(ctx, env)
+    response = await relaxed_call(instance.fetch, python_from_rpc(request))
+    return python_to_rpc(response)

@@ -1,0 +1,67 @@
+// Python side of the local runtime: npm pyodide 314 (the Python of production), the project's
+// pinned wheels, the two modules workerd provides, and src/ mounted where workerd puts it.
+import fs from "node:fs";
+import path from "node:path";
+import { loadPyodide } from "pyodide";
+
+// workerd mounts the worker's files under /session/metadata and puts the main module's folder on
+// sys.path (PLATFORM-NOTES §3.1).
+const WORKER_DIR = "/session/metadata";
+
+// The flags that a compatibility date >= 2026-09-08 turns on and that the SDK reads.
+const COMPAT_FLAGS = {
+  python_request_headers_preserve_commas: true,
+  python_workflows_implicit_dependencies: true,
+};
+
+/**
+ * The `_pyodide_entrypoint_helper` module. `patchWaitUntil` mirrors workerd's: a Python awaitable
+ * handed to `ctx.waitUntil` is a borrowed proxy, so it is copied, awaited, then destroyed.
+ */
+function entrypointHelper(env) {
+  const notHere = (name) => () => {
+    throw new Error(`${name} is not available in the local runtime`);
+  };
+  return {
+    cloudflareWorkersModule: { env, waitUntil: notHere("cloudflare:workers waitUntil") },
+    cloudflareSocketsModule: {},
+    doAnImport: notHere("doAnImport"),
+    patch_env_helper: notHere("patch_env"),
+    patchWaitUntil(ctx) {
+      if (ctx.__patched) return;
+      const waitUntil = ctx.waitUntil.bind(ctx);
+      ctx.waitUntil = (awaitable) => {
+        const owned = typeof awaitable?.copy === "function" ? awaitable.copy() : awaitable;
+        const settled = Promise.resolve(owned).finally(() => owned?.destroy?.());
+        waitUntil(settled);
+      };
+      ctx.__patched = true;
+    },
+  };
+}
+
+/**
+ * Load Pyodide, install the wheels, register the workerd modules and import the entry module.
+ * @returns the Python `dispatch(ctx, env, request)` coroutine function.
+ */
+export async function loadWorker({ srcDir, wheelDir, entryModule, env }) {
+  const pyodide = await loadPyodide({ stdout: (s) => console.log(s), stderr: (s) => console.error(s) });
+  const wheels = fs.readdirSync(wheelDir).filter((f) => f.endsWith(".whl")).sort();
+  if (wheels.length === 0) throw new Error(`no wheels in ${wheelDir}: run scripts/setup`);
+  for (const wheel of wheels) {
+    pyodide.unpackArchive(new Uint8Array(fs.readFileSync(path.join(wheelDir, wheel))), "wheel");
+  }
+  pyodide.registerJsModule("_pyodide_entrypoint_helper", entrypointHelper(env));
+  pyodide.registerJsModule("_cloudflare_compat_flags", COMPAT_FLAGS);
+  pyodide.FS.mkdirTree(WORKER_DIR);
+  pyodide.mountNodeFS(WORKER_DIR, path.resolve(srcDir));
+  pyodide.FS.mkdirTree("/runtime");
+  pyodide.FS.writeFile("/runtime/_local_dispatch.py", fs.readFileSync(new URL("./dispatch.py", import.meta.url)));
+  pyodide.runPython(`
+import sys
+sys.path[:0] = ["${WORKER_DIR}", "/runtime"]
+`);
+  const dispatch = pyodide.pyimport("_local_dispatch");
+  await dispatch.load(entryModule);
+  return { pyodide, dispatch: dispatch.dispatch };
+}

@@ -1,0 +1,164 @@
+// The local runtime: serves the Python Worker the way workerd would, offline.
+//
+//   node scripts/runtime/server.mjs --port 8787 --persist-to .wrangler/state --env-file .dev.vars
+//
+// Node's HTTP server turns each request into a Web `Request`, hands it to the Worker's
+// `Default.fetch` (via dispatch.py) with `env` (secrets and vars, plus the D1 binding) and a `ctx`
+// honouring waitUntil, and streams the Web `Response` back chunk by chunk, unbuffered.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { parseArgs } from "node:util";
+import { openD1 } from "./d1.mjs";
+import { loadWorker } from "./python.mjs";
+
+const ROOT = path.resolve(new URL("../..", import.meta.url).pathname);
+
+function readJsonc(file) {
+  // Strip // and /* */ comments outside strings, then trailing commas.
+  const text = fs.readFileSync(file, "utf8");
+  const stripped = text.replace(/("(?:\\.|[^"\\])*")|\/\/[^\n]*|\/\*[\s\S]*?\*\//g, (m, str) => str ?? "");
+  return JSON.parse(stripped.replace(/,(\s*[}\]])/g, "$1"));
+}
+
+/** dotenv lines: KEY=value, optional quotes, # comments. */
+function readEnvFile(file) {
+  const vars = {};
+  if (!fs.existsSync(file)) return vars;
+  for (const line of fs.readFileSync(file, "utf8").split(/\r?\n/)) {
+    const m = line.match(/^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/);
+    if (!m) continue;
+    let value = m[2];
+    if (/^(["']).*\1$/.test(value)) value = value.slice(1, -1);
+    else value = value.replace(/\s+#.*$/, "");
+    vars[m[1]] = value;
+  }
+  return vars;
+}
+
+/**
+ * The Worker's variables: every name declared in .dev.vars.example or present in the env file;
+ * a value already in the process environment wins over the file (SPEC §11).
+ */
+function workerVars(envFile) {
+  const declared = Object.keys(readEnvFile(path.join(ROOT, ".dev.vars.example")));
+  const fromFile = readEnvFile(envFile);
+  const vars = {};
+  for (const name of new Set([...declared, ...Object.keys(fromFile)])) {
+    const value = process.env[name] ?? fromFile[name];
+    if (value !== undefined && value !== "") vars[name] = value;
+  }
+  return vars;
+}
+
+function toWebRequest(req, origin) {
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  const hasBody = req.method !== "GET" && req.method !== "HEAD";
+  return new Request(origin + req.url, {
+    method: req.method,
+    headers,
+    body: hasBody ? Readable.toWeb(req) : undefined,
+    duplex: "half",
+  });
+}
+
+async function sendWebResponse(response, res) {
+  const headers = {};
+  for (const [name, value] of response.headers) {
+    if (name === "set-cookie") continue;
+    headers[name] = value;
+  }
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length) headers["set-cookie"] = cookies;
+  res.writeHead(response.status, response.statusText || undefined, headers);
+  if (!response.body) return res.end();
+  const reader = response.body.getReader();
+  res.on("close", () => reader.cancel().catch(() => {}));
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    res.write(value);
+  }
+  res.end();
+}
+
+/** Apply pending migrations with wrangler itself, so the local D1 is exactly wrangler's. */
+function applyMigrations(databaseName, persistTo) {
+  const wrangler = path.join(ROOT, "node_modules", ".bin", "wrangler");
+  execFileSync(wrangler, ["d1", "migrations", "apply", databaseName, "--local", "--persist-to", persistTo], {
+    cwd: ROOT,
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      port: { type: "string", default: "8787" },
+      "persist-to": { type: "string", default: path.join(ROOT, ".wrangler", "state") },
+      "env-file": { type: "string", default: path.join(ROOT, ".dev.vars") },
+      host: { type: "string", default: "127.0.0.1" },
+    },
+  });
+  const config = readJsonc(path.join(ROOT, "wrangler.jsonc"));
+  const binding = config.d1_databases[0];
+  const persistTo = path.resolve(values["persist-to"]);
+  applyMigrations(binding.database_name, persistTo);
+  // LOCAL_RUNTIME_TRACE_D1=1 logs each D1 statement to stderr: the tests count them.
+  const trace = process.env.LOCAL_RUNTIME_TRACE_D1 === "1" ? (sql) => console.error(`[d1] ${sql}`) : undefined;
+  const d1 = await openD1({ persistTo, databaseId: binding.database_id, trace });
+  const env = { ...workerVars(path.resolve(values["env-file"])), [binding.binding]: d1.db };
+  const { dispatch } = await loadWorker({
+    srcDir: path.join(ROOT, path.dirname(config.main)),
+    wheelDir: path.join(ROOT, ".cache", "wheels"),
+    entryModule: path.basename(config.main, ".py"),
+    env,
+  });
+
+  const pending = new Set();
+  const server = http.createServer(async (req, res) => {
+    const ctx = {
+      waitUntil(promise) {
+        const p = Promise.resolve(promise).catch((err) => console.error("waitUntil task failed:", err));
+        pending.add(p);
+        p.finally(() => pending.delete(p));
+      },
+      passThroughOnException() {},
+    };
+    try {
+      const request = toWebRequest(req, `http://${req.headers.host ?? `${values.host}:${values.port}`}`);
+      const response = await dispatch(ctx, env, request);
+      await sendWebResponse(response, res);
+    } catch (err) {
+      // workerd answers an uncaught exception with a bare 500 and logs it.
+      console.error("Uncaught exception in fetch:", err);
+      if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
+      res.end(res.headersSent ? undefined : "Internal Server Error");
+    }
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise((resolve) => server.listen(Number(values.port), values.host, resolve));
+  console.log(`Ready on http://${values.host}:${server.address().port}`);
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    server.close();
+    server.closeAllConnections();
+    await Promise.allSettled(pending);
+    await d1.dispose();
+    process.exit(0);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,80 @@
+"""The Worker: the route table, in order, and the one function that turns errors into answers.
+
+workerd constructs ``Default(ctx, env)`` per request and awaits ``fetch``. Nothing here runs
+at import beyond building the table (the deploy snapshot forbids randomness and JS objects).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from workers import Request, Response, WorkerEntrypoint
+
+from gateway.errors import GatewayError, MethodNotAllowedError, NotFoundError, error_body
+from gateway.responses import json_response, preflight_response
+from gateway.routes import admin, chat, page
+from gateway.shell.http import IncomingRequest
+
+Handler = Callable[[IncomingRequest, Any, dict[str, str]], Awaitable[Response]]
+
+logger = logging.getLogger("fllmapi")
+
+ROUTES: list[tuple[str, str, Handler]] = [
+    ("POST", "/v1/chat/completions", chat.chat_completions),
+    ("GET", "/", page.config_page),
+    ("GET", "/api/admin/providers", admin.list_providers),
+    ("POST", "/api/admin/providers", admin.create_provider),
+    ("PUT", "/api/admin/providers/{id}", admin.update_provider),
+    ("DELETE", "/api/admin/providers/{id}", admin.delete_provider),
+    ("GET", "/api/admin/settings", admin.get_settings),
+    ("PUT", "/api/admin/settings", admin.put_settings),
+    ("PUT", "/api/admin/tokens", admin.put_tokens),
+]
+
+
+def _compile(path: str) -> re.Pattern[str]:
+    assert path.startswith("/"), path
+    return re.compile("^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[0-9]+)", re.escape(path)) + "/?$")
+
+
+_TABLE = [(method, _compile(path), handler) for method, path, handler in ROUTES]
+
+
+def match(method: str, path: str) -> tuple[Handler, dict[str, str]]:
+    """The handler for ``method`` and ``path`` with its path parameters. Raises
+    ``NotFoundError`` when no path matches, ``MethodNotAllowedError`` when only the method is wrong."""
+    path_matched = False
+    for route_method, pattern, handler in _TABLE:
+        found = pattern.match(path)
+        if found is None:
+            continue
+        if route_method == method:
+            return handler, found.groupdict()
+        path_matched = True
+    if path_matched:
+        raise MethodNotAllowedError(f"Method {method} is not allowed on {path}.")
+    raise NotFoundError(f"No route for {method} {path}.")
+
+
+def error_response(exc: Exception) -> Response:
+    """Every failure becomes ``{"error": {...}}``; unknown ones are logged without details that
+    could hold secrets (the message only) and answer 500."""
+    if isinstance(exc, GatewayError):
+        return json_response(exc.body(), status=exc.status, headers=exc.headers)
+    logger.error("unhandled %s: %s", type(exc).__name__, exc)
+    return json_response(error_body("Internal error", "server_error"), status=500)
+
+
+class Default(WorkerEntrypoint):
+    async def fetch(self, request: Request) -> Response:
+        incoming = IncomingRequest(request)
+        if incoming.method == "OPTIONS":
+            return preflight_response()
+        try:
+            handler, params = match(incoming.method, incoming.path)
+            return await handler(incoming, self.env, params)
+        except Exception as exc:  # noqa: BLE001 - the one place errors become answers
+            return error_response(exc)

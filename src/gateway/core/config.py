@@ -1,0 +1,215 @@
+"""The configuration snapshot: providers, effective settings and tokens, held in isolate memory.
+
+Rules (SPEC §2.3, §5.2, §7):
+- A snapshot is built from the D1 rows and the Worker's env in one step and is immutable.
+- It is reused for ``CONFIG_TTL_MS``; an admin write invalidates it in the isolate that served it.
+- A snapshot with no provider is never kept: the next request reads D1 again.
+- For each setting the D1 row wins over the env var, which wins over the default; a value that is
+  not valid is skipped so the next source applies. Numbers out of a clamped range are clamped.
+- Tokens: the ``api_token``/``admin_token`` rows win over the ``API_TOKEN``/``ADMIN_TOKEN`` secrets.
+- ``env`` is the Worker's variables as strings (settings' names, the tokens, ``ENCRYPTION_KEY``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from gateway.core import rules
+
+__all__ = [
+    "Config",
+    "ConfigCache",
+    "Provider",
+    "SETTINGS",
+    "SealedKey",
+    "Setting",
+    "Settings",
+    "SettingValue",
+    "TOKEN_KEYS",
+    "build_config",
+    "parse_setting",
+]
+
+Source = Literal["d1", "env", "default"]
+
+# D1 `settings` rows that hold tokens rather than routing settings.
+TOKEN_KEYS = ("api_token", "admin_token")
+
+
+@dataclass(frozen=True, slots=True)
+class SealedKey:
+    """A provider key as stored: AES-256-GCM hex ciphertext, 16-byte IV and 16-byte tag."""
+
+    ciphertext: str
+    iv: str
+    tag: str
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    id: int
+    name: str
+    platform: str
+    base_url: str
+    models: tuple[str, ...]
+    priority: int
+    timeout_ms: int | None
+    enabled: bool
+    sealed_key: SealedKey
+    created_at: int
+    updated_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """A user-overridable integer: D1 row ``key``, env var ``env``, ``default``.
+
+    ``clamp`` bounds the value (out-of-range numbers are clamped, not rejected); without it, any
+    integer ``>= minimum`` is valid.
+    """
+
+    key: str
+    env: str
+    default: int
+    minimum: int = 0
+    clamp: tuple[int, int] | None = None
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "routing_cooldown_ceiling_ms",
+        "COOLDOWN_CEILING_MS",
+        rules.DEFAULT_COOLDOWN_CEILING_MS,
+        clamp=(rules.COOLDOWN_CEILING_MIN_MS, rules.COOLDOWN_CEILING_MAX_MS),
+    ),
+    Setting(
+        "max_consecutive_upstream_fails",
+        "MAX_CONSECUTIVE_UPSTREAM_FAILS",
+        rules.DEFAULT_MAX_CONSECUTIVE_FAILS,
+    ),
+    Setting("same_model_retry_max_ms", "SAME_MODEL_RETRY_MAX_MS", rules.DEFAULT_SAME_MODEL_RETRY_MAX_MS),
+    Setting("stream_stall_ms", "STREAM_STALL_MS", rules.DEFAULT_STREAM_STALL_MS, minimum=1),
+    Setting("max_body_bytes", "MAX_BODY_BYTES", rules.DEFAULT_MAX_BODY_BYTES, minimum=1),
+)
+SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
+
+
+def parse_setting(setting: Setting, raw: object) -> int | None:
+    """The value of ``raw`` for ``setting``, or None when it is not valid.
+
+    Accepts ints and decimal strings (D1 stores text, env vars are strings); booleans and
+    fractions are not valid.
+    """
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        value = raw
+    elif isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+        value = int(raw.strip())
+    else:
+        return None
+    if setting.clamp is not None:
+        low, high = setting.clamp
+        return min(max(value, low), high)
+    return value if value >= setting.minimum else None
+
+
+@dataclass(frozen=True, slots=True)
+class SettingValue:
+    value: int
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Effective routing settings, resolved once per snapshot; the core receives this, never env."""
+
+    routing_cooldown_ceiling_ms: int = rules.DEFAULT_COOLDOWN_CEILING_MS
+    max_consecutive_upstream_fails: int = rules.DEFAULT_MAX_CONSECUTIVE_FAILS
+    same_model_retry_max_ms: int = rules.DEFAULT_SAME_MODEL_RETRY_MAX_MS
+    stream_stall_ms: int = rules.DEFAULT_STREAM_STALL_MS
+    max_body_bytes: int = rules.DEFAULT_MAX_BODY_BYTES
+
+
+def resolve_settings(
+    rows: Mapping[str, str], env: Mapping[str, str]
+) -> tuple[Settings, dict[str, SettingValue]]:
+    """Effective settings and, per key, the value and the source it came from."""
+    resolved: dict[str, SettingValue] = {}
+    for setting in SETTINGS:
+        candidates: tuple[tuple[object, Source], ...] = (
+            (rows.get(setting.key), "d1"),
+            (env.get(setting.env), "env"),
+        )
+        for raw, source in candidates:
+            value = parse_setting(setting, raw) if raw is not None else None
+            if value is not None:
+                resolved[setting.key] = SettingValue(value, source)
+                break
+        else:
+            resolved[setting.key] = SettingValue(setting.default, "default")
+    settings = Settings(**{key: sv.value for key, sv in resolved.items()})
+    return settings, resolved
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """One consistent view of the configuration. ``providers`` are in priority order (ties by id).
+
+    ``plain_keys`` memoises decrypted provider keys for the snapshot's lifetime, keyed by
+    provider id, so a warm request does no WebCrypto work either.
+    """
+
+    providers: tuple[Provider, ...]
+    settings: Settings
+    setting_values: Mapping[str, SettingValue]
+    api_token: str | None
+    admin_token: str | None
+    loaded_at_ms: int
+    encryption_key: str | None = field(default=None, repr=False)
+    plain_keys: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def enabled_providers(self) -> tuple[Provider, ...]:
+        return tuple(p for p in self.providers if p.enabled)
+
+
+def build_config(
+    providers: list[Provider], rows: Mapping[str, str], env: Mapping[str, str], now_ms: int
+) -> Config:
+    """The snapshot for these D1 rows and env values."""
+    settings, values = resolve_settings(rows, env)
+    return Config(
+        providers=tuple(sorted(providers, key=lambda p: (p.priority, p.id))),
+        settings=settings,
+        setting_values=values,
+        api_token=rows.get("api_token") or env.get("API_TOKEN") or None,
+        admin_token=rows.get("admin_token") or env.get("ADMIN_TOKEN") or None,
+        loaded_at_ms=now_ms,
+        encryption_key=env.get("ENCRYPTION_KEY") or None,
+    )
+
+
+class ConfigCache:
+    """Holds the isolate's snapshot for ``ttl_ms``; the clock is the caller's ``now_ms``."""
+
+    def __init__(self, ttl_ms: int = rules.CONFIG_TTL_MS) -> None:
+        self._ttl_ms = ttl_ms
+        self._config: Config | None = None
+
+    def get(self, now_ms: int) -> Config | None:
+        """The cached snapshot if it is younger than the TTL, else None."""
+        config = self._config
+        if config is not None and now_ms - config.loaded_at_ms < self._ttl_ms:
+            return config
+        return None
+
+    def put(self, config: Config) -> None:
+        """Keep ``config`` unless it has no provider (SPEC §2.3: empty lists are never cached)."""
+        self._config = config if config.providers else None
+
+    def invalidate(self) -> None:
+        self._config = None
+

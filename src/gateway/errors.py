@@ -1,0 +1,140 @@
+"""Exceptions that end a request with an error answer, and the one place their JSON is built.
+
+Every class carries the HTTP status and the OpenAI error ``type``/``code`` it answers with
+(as h11's ``error_status_hint``), so whose fault it is travels with the error::
+
+    GatewayError                      any error answered in the OpenAI format
+    ├── AuthenticationError           401 authentication_error
+    ├── InvalidRequestError           400 invalid_request_error (names the field)
+    │   └── BodyTooLargeError         413
+    ├── NotFoundError                 404
+    ├── MethodNotAllowedError         405
+    ├── ConflictError                 409
+    ├── NoProvidersError              503 no_providers_configured
+    ├── ProviderError                 502 provider_error (the upstream failed)
+    └── ShellError                    a JS-side failure, mapped at the call (raised ``from`` it)
+        ├── StorageError              D1 failed (500 storage_error)
+        └── CryptoError               a key cannot be encrypted/decrypted (500 crypto_error)
+
+Routing outcomes (exhaustion, caller errors passed through) are values in the core, not
+exceptions; only the edges raise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AuthenticationError",
+    "BodyTooLargeError",
+    "ConflictError",
+    "CryptoError",
+    "GatewayError",
+    "InvalidRequestError",
+    "MethodNotAllowedError",
+    "NoProvidersError",
+    "NotFoundError",
+    "ProviderError",
+    "ShellError",
+    "StorageError",
+    "error_body",
+]
+
+
+def error_body(message: str, type_: str, code: str | None = None, **extra: Any) -> dict[str, Any]:
+    """The OpenAI error envelope ``{"error": {"message", "type", "code"?, ...extra}}``."""
+    error: dict[str, Any] = {"message": message, "type": type_}
+    if code is not None:
+        error["code"] = code
+    error.update(extra)
+    return {"error": error}
+
+
+class GatewayError(Exception):
+    status: int = 500
+    type: str = "server_error"
+    code: str | None = None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        param: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.param = param
+        self.headers = headers or {}
+
+    def body(self) -> dict[str, Any]:
+        extra = {"param": self.param} if self.param is not None else {}
+        return error_body(self.message, self.type, self.code, **extra)
+
+
+class AuthenticationError(GatewayError):
+    status = 401
+    type = "authentication_error"
+
+    def __init__(self, message: str = "Invalid API key") -> None:
+        super().__init__(message)
+
+
+class InvalidRequestError(GatewayError):
+    status = 400
+    type = "invalid_request_error"
+
+
+class BodyTooLargeError(InvalidRequestError):
+    status = 413
+    code = "request_too_large"
+
+
+class NotFoundError(GatewayError):
+    status = 404
+    type = "not_found_error"
+    code = "not_found"
+
+
+class MethodNotAllowedError(GatewayError):
+    status = 405
+    type = "invalid_request_error"
+    code = "method_not_allowed"
+
+
+class ConflictError(GatewayError):
+    status = 409
+    type = "invalid_request_error"
+    code = "conflict"
+
+
+class NoProvidersError(GatewayError):
+    status = 503
+    type = "service_unavailable"
+    code = "no_providers_configured"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "No provider is configured. Add one in the config page or with POST /api/admin/providers."
+        )
+
+
+class ProviderError(GatewayError):
+    status = 502
+    type = "provider_error"
+    code = "upstream_failed"
+
+
+class ShellError(GatewayError):
+    """A JS-side failure, re-raised as ours at the call site."""
+
+
+class StorageError(ShellError):
+    code = "storage_error"
+
+
+class CryptoError(ShellError):
+    code = "crypto_error"

@@ -1,0 +1,59 @@
+"""Isolate memory: what one Worker isolate keeps between requests (PLATFORM-NOTES §3.4).
+
+Created on the first request, never at import (the deploy snapshot must hold no state), and
+safe to lose at any time: everything here is rebuilt from D1 and env.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.core.config import SETTINGS, Config, ConfigCache, build_config
+from gateway.shell import d1
+
+__all__ = ["Isolate", "current", "load_config", "now_ms"]
+
+# The env names the snapshot reads: the settings' variables and the three secrets.
+_ENV_NAMES = (*(s.env for s in SETTINGS), "API_TOKEN", "ADMIN_TOKEN", "ENCRYPTION_KEY")
+
+
+@dataclass
+class Isolate:
+    configs: ConfigCache = field(default_factory=ConfigCache)
+
+
+_current: Isolate | None = None
+
+
+def current() -> Isolate:
+    global _current
+    if _current is None:
+        _current = Isolate()
+    return _current
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _env_values(env: Any) -> dict[str, str]:
+    values = {}
+    for name in _ENV_NAMES:
+        value = getattr(env, name, None)
+        if isinstance(value, str) and value:
+            values[name] = value
+    return values
+
+
+async def load_config(env: Any) -> Config:
+    """The isolate's snapshot: cached for its TTL (no D1 query), else read from D1 in one batch."""
+    state = current()
+    now = now_ms()
+    config = state.configs.get(now)
+    if config is None:
+        providers, rows = await d1.load_config_rows(env.DB)
+        config = build_config(providers, rows, _env_values(env), now)
+        state.configs.put(config)
+    return config

@@ -1,0 +1,174 @@
+"""The admin JSON API under ``/api/admin`` (SPEC §8.2), behind the admin token.
+
+Reads go to D1 directly (the admin sees what is stored, not a snapshot); every write
+invalidates the isolate's configuration snapshot.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workers import Response
+
+from gateway import isolate
+from gateway.core.config import SETTINGS_BY_KEY, Provider, parse_setting
+from gateway.core.tokens import hint, token_matches
+from gateway.errors import CryptoError, InvalidRequestError, NotFoundError
+from gateway.responses import json_response
+from gateway.routes.auth import require_admin
+from gateway.routes.body import read_json, validate
+from gateway.shell import crypto, d1
+from gateway.shell.http import IncomingRequest
+from gateway.wire.admin import ProviderCreate, ProviderUpdate, TokensUpdate
+
+__all__ = [
+    "create_provider",
+    "delete_provider",
+    "get_settings",
+    "list_providers",
+    "put_settings",
+    "put_tokens",
+    "update_provider",
+]
+
+# Admin bodies are small; this bound is independent of the chat body limit.
+ADMIN_BODY_LIMIT = 64 * 1024
+# Fields of ProviderUpdate that may be set to null (timeout: back to the default; key: keep).
+_NULLABLE = {"timeout_ms", "api_key"}
+
+
+async def _admin(request: IncomingRequest, env: Any):
+    config = await isolate.load_config(env)
+    require_admin(request, config)
+    return config
+
+
+def _provider_json(provider: Provider, plain_key: str | None) -> dict[str, Any]:
+    return {
+        "id": provider.id,
+        "name": provider.name,
+        "platform": provider.platform,
+        "base_url": provider.base_url,
+        "key_hint": hint(plain_key),
+        "key_error": plain_key is None,
+        "models": list(provider.models),
+        "priority": provider.priority,
+        "timeout_ms": provider.timeout_ms,
+        "enabled": provider.enabled,
+        "created_at": provider.created_at,
+        "updated_at": provider.updated_at,
+    }
+
+
+async def _plain_key(provider: Provider, key_hex: str | None) -> str | None:
+    try:
+        return await crypto.open_sealed(provider.sealed_key, key_hex)
+    except CryptoError:
+        return None
+
+
+def _provider_id(params: dict[str, str]) -> int:
+    return int(params["id"])
+
+
+def _changed() -> None:
+    isolate.current().configs.invalidate()
+
+
+async def list_providers(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+    config = await _admin(request, env)
+    providers = await d1.load_providers(env.DB)
+    listed = [_provider_json(p, await _plain_key(p, config.encryption_key)) for p in providers]
+    return json_response({"providers": listed})
+
+
+async def create_provider(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+    config = await _admin(request, env)
+    _, data = await read_json(request, ADMIN_BODY_LIMIT)
+    body = validate(ProviderCreate, data)
+    sealed = await crypto.seal(body.api_key, config.encryption_key)
+    columns = body.model_dump(exclude={"api_key"})
+    columns |= {"encrypted_key": sealed.ciphertext, "iv": sealed.iv, "auth_tag": sealed.tag}
+    provider_id = await d1.insert_provider(env.DB, columns, isolate.now_ms())
+    _changed()
+    provider = await d1.get_provider(env.DB, provider_id)
+    return json_response({"provider": _provider_json(provider, body.api_key)}, status=201)
+
+
+async def update_provider(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+    config = await _admin(request, env)
+    _, data = await read_json(request, ADMIN_BODY_LIMIT)
+    body = validate(ProviderUpdate, data)
+    fields = body.model_dump(include=body.model_fields_set)
+    for name, value in fields.items():
+        if value is None and name not in _NULLABLE:
+            raise InvalidRequestError(f"Invalid value for '{name}': must not be null", param=name)
+    api_key = fields.pop("api_key", None)
+    if api_key:
+        sealed = await crypto.seal(api_key, config.encryption_key)
+        fields |= {"encrypted_key": sealed.ciphertext, "iv": sealed.iv, "auth_tag": sealed.tag}
+    provider_id = _provider_id(params)
+    if not await d1.update_provider(env.DB, provider_id, fields, isolate.now_ms()):
+        raise NotFoundError(f"No provider with id {provider_id}.")
+    _changed()
+    provider = await d1.get_provider(env.DB, provider_id)
+    plain = api_key or await _plain_key(provider, config.encryption_key)
+    return json_response({"provider": _provider_json(provider, plain)})
+
+
+async def delete_provider(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+    await _admin(request, env)
+    provider_id = _provider_id(params)
+    if not await d1.delete_provider(env.DB, provider_id):
+        raise NotFoundError(f"No provider with id {provider_id}.")
+    _changed()
+    return json_response({"deleted": provider_id})
+
+
+def _settings_json(config) -> dict[str, Any]:
+    values = config.setting_values
+    return {"settings": {key: {"value": v.value, "source": v.source} for key, v in values.items()}}
+
+
+async def get_settings(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+    config = await _admin(request, env)
+    return json_response(_settings_json(config))
+
+
+async def put_settings(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+    await _admin(request, env)
+    _, data = await read_json(request, ADMIN_BODY_LIMIT)
+    if not isinstance(data, dict):
+        raise InvalidRequestError("The request body must be a JSON object.", param="body")
+    parsed: dict[str, int | None] = {}
+    for key, value in data.items():
+        setting = SETTINGS_BY_KEY.get(key)
+        if setting is None:
+            raise InvalidRequestError(f"Unknown setting '{key}'.", param=key)
+        parsed[key] = None if value is None else parse_setting(setting, value)
+        if value is not None and parsed[key] is None:
+            raise InvalidRequestError(
+                f"Invalid value for '{key}': an integer >= {setting.minimum} is expected.", param=key
+            )
+    for key, value in parsed.items():
+        if value is None:
+            await d1.delete_setting(env.DB, key)
+        else:
+            await d1.put_setting(env.DB, key, str(value))
+    _changed()
+    return json_response(_settings_json(await isolate.load_config(env)))
+
+
+async def put_tokens(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+    config = await _admin(request, env)
+    _, data = await read_json(request, ADMIN_BODY_LIMIT)
+    body = validate(TokensUpdate, data)
+    api_token = body.api_token or config.api_token
+    admin_token = body.admin_token or config.admin_token
+    if token_matches(api_token, admin_token):
+        raise InvalidRequestError("The API token and the admin token must differ.", param="api_token")
+    for key, value in (("api_token", body.api_token), ("admin_token", body.admin_token)):
+        if value is not None:
+            await d1.put_setting(env.DB, key, value)
+    _changed()
+    return json_response({"api_token_hint": hint(api_token), "admin_token_hint": hint(admin_token)})

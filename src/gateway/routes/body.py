@@ -1,0 +1,51 @@
+"""Reading a JSON body once, within a size limit, and validating it at the edge."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from gateway.errors import BodyTooLargeError, InvalidRequestError
+from gateway.shell.http import IncomingRequest
+from gateway.wire.validation import describe
+
+__all__ = ["read_json", "validate"]
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def _too_large(limit: int) -> BodyTooLargeError:
+    return BodyTooLargeError(f"Request body is larger than the limit of {limit} bytes.")
+
+
+async def read_json(request: IncomingRequest, limit: int) -> tuple[bytes, Any]:
+    """The raw body and its parsed JSON. 413 above ``limit`` bytes, checked from Content-Length
+    before reading when the caller sent one; 400 for an empty or invalid body."""
+    declared = request.header("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    try:
+        raw = await request.read_body()
+    except OSError as exc:
+        raise InvalidRequestError("The request body could not be read.") from exc
+    if len(raw) > limit:
+        raise _too_large(limit)
+    if not raw.strip():
+        raise InvalidRequestError("The request body is empty; a JSON object is expected.", param="body")
+    try:
+        return raw, json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidRequestError(f"The request body is not valid JSON: {exc}", param="body") from exc
+
+
+def validate(model: type[Model], data: Any) -> Model:
+    """``data`` as ``model``; 400 naming the first invalid field."""
+    if not isinstance(data, dict):
+        raise InvalidRequestError("The request body must be a JSON object.", param="body")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        param, message = describe(exc)
+        raise InvalidRequestError(message, param=param) from exc

@@ -1,0 +1,87 @@
+"""The OpenAI-compatible adapter: one attempt against ``{base_url}/chat/completions``.
+
+It implements ``gateway.core.attempt.Attempt``: it never raises for an upstream problem, it
+reports what it saw as ``Delivered`` or ``Observed`` and leaves the meaning to the core.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
+from gateway.core.config import Config, Provider
+from gateway.errors import CryptoError
+from gateway.shell import crypto, http
+
+__all__ = ["ChatBody", "OpenAIUpstream", "provider_key"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatBody:
+    """The caller's body, parsed once. ``raw`` is forwarded untouched whenever the model is the
+    one the caller named; otherwise only ``model`` is replaced."""
+
+    raw: bytes
+    data: dict[str, Any]
+
+    def for_model(self, model: str) -> bytes | str:
+        if self.data.get("model") == model:
+            return self.raw
+        return json.dumps({**self.data, "model": model}, separators=(",", ":"), ensure_ascii=False)
+
+
+async def provider_key(config: Config, provider: Provider) -> str:
+    """The provider's plain key, decrypted once per snapshot. Raises ``CryptoError``."""
+    key = config.plain_keys.get(provider.id)
+    if key is None:
+        key = await crypto.open_sealed(provider.sealed_key, config.encryption_key)
+        config.plain_keys[provider.id] = key
+    return key
+
+
+def _elapsed_ms(start: float) -> int:
+    return int((time.monotonic() - start) * 1000)
+
+
+class OpenAIUpstream:
+    """``attempt(candidate, timeout_ms)`` for one request's body."""
+
+    def __init__(self, config: Config, body: ChatBody, stream: bool) -> None:
+        self._config = config
+        self._body = body
+        self._stream = stream
+
+    async def __call__(self, candidate: Candidate, timeout_ms: int) -> Outcome:
+        provider = candidate.provider
+        try:
+            key = await provider_key(self._config, provider)
+        except CryptoError as exc:
+            detail = f"the key of provider '{provider.name}' cannot be decrypted: {exc.message}"
+            return Observed(defect=Defect.KEY_UNREADABLE, detail=detail)
+        headers = {
+            "authorization": f"Bearer {key}",
+            "content-type": "application/json",
+            "accept": "text/event-stream" if self._stream else "application/json",
+        }
+        start = time.monotonic()
+        answer = await http.post(
+            f"{provider.base_url}/chat/completions",
+            headers,
+            self._body.for_model(candidate.model),
+            timeout_ms,
+        )
+        if isinstance(answer, Defect):
+            return Observed(defect=answer, latency_ms=_elapsed_ms(start))
+        if not 200 <= answer.status < 300:
+            return Observed(
+                status=answer.status,
+                headers=answer.headers(),
+                body=await answer.text(),
+                latency_ms=_elapsed_ms(start),
+            )
+        if self._stream and "text/event-stream" not in (answer.header("content-type") or ""):
+            return Observed(status=answer.status, defect=Defect.NOT_SSE, latency_ms=_elapsed_ms(start))
+        return Delivered(answer, _elapsed_ms(start))

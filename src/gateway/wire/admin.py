@@ -1,0 +1,67 @@
+"""Admin API request bodies (SPEC §8.2). Unknown fields are refused so a typo is reported, not
+silently ignored; types are strict."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+__all__ = ["MIN_TOKEN_LENGTH", "ProviderCreate", "ProviderUpdate", "TokensUpdate"]
+
+MIN_TOKEN_LENGTH = 16
+
+
+def _base_url(value: str) -> str:
+    value = value.strip().rstrip("/")
+    scheme, sep, rest = value.partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or not rest or any(c.isspace() for c in rest):
+        raise ValueError("must be an http:// or https:// URL")
+    return value
+
+
+def _models(value: list[str]) -> list[str]:
+    cleaned = [m.strip() for m in value]
+    if any(not m for m in cleaned):
+        raise ValueError("model ids must not be empty")
+    return list(dict.fromkeys(cleaned))  # drop repeats, keep the user's order
+
+
+BaseUrl = Annotated[str, AfterValidator(_base_url)]
+Models = Annotated[list[str], Field(min_length=1), AfterValidator(_models)]
+Name = Annotated[str, Field(min_length=1, max_length=100)]
+Platform = Annotated[str, Field(min_length=1, max_length=64)]
+TimeoutMs = Annotated[int, Field(gt=0, le=600_000)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", str_strip_whitespace=True)
+
+
+class ProviderCreate(_Body):
+    name: Name
+    platform: Platform = "custom"
+    base_url: BaseUrl
+    api_key: str = Field(min_length=1)
+    models: Models
+    priority: int = 100
+    timeout_ms: TimeoutMs | None = None
+    enabled: bool = True
+
+
+class ProviderUpdate(_Body):
+    """Any subset of the create fields; an empty or absent ``api_key`` keeps the stored key."""
+
+    name: Name | None = None
+    platform: Platform | None = None
+    base_url: BaseUrl | None = None
+    api_key: str | None = None
+    models: Models | None = None
+    priority: int | None = None
+    timeout_ms: TimeoutMs | None = None
+    enabled: bool | None = None
+
+
+class TokensUpdate(_Body):
+    api_token: str | None = Field(default=None, min_length=MIN_TOKEN_LENGTH, max_length=512)
+    admin_token: str | None = Field(default=None, min_length=MIN_TOKEN_LENGTH, max_length=512)

@@ -1,0 +1,13 @@
+"""Header names the gateway reads and writes (SPEC §2, §4)."""
+
+ROUTED_VIA = "X-Routed-Via"
+FALLBACK_FROM = "X-Fallback-From"
+FALLBACK_ATTEMPTS = "X-Fallback-Attempts"
+FALLBACK_TRAIL = "X-Fallback-Trail"
+RETRY_AFTER = "Retry-After"
+
+# Where clients put the API token, in the order they are read: OpenAI, Anthropic, Gemini clients.
+TOKEN_HEADERS = ("authorization", "x-api-key", "x-goog-api-key")
+
+# Headers a browser client may read from a cross-origin answer.
+EXPOSED = (ROUTED_VIA, FALLBACK_FROM, FALLBACK_ATTEMPTS, FALLBACK_TRAIL, RETRY_AFTER)
