@@ -41,10 +41,12 @@ function entrypointHelper(env) {
 }
 
 /**
- * Load Pyodide, install the wheels, register the workerd modules and import the entry module.
- * @returns the Python `dispatch(ctx, env, request)` coroutine function.
+ * Load Pyodide as workerd would present it to the Worker: the wheels installed, the workerd
+ * modules registered, `srcDir` mounted and on sys.path. Nothing of the Worker is imported yet.
  */
-export async function loadWorker({ srcDir, wheelDir, entryModule, env }) {
+export const WORKER_PATH = WORKER_DIR;
+
+export async function loadPython({ srcDir, wheelDir, env }) {
   const pyodide = await loadPyodide({ stdout: (s) => console.log(s), stderr: (s) => console.error(s) });
   const wheels = fs.readdirSync(wheelDir).filter((f) => f.endsWith(".whl")).sort();
   if (wheels.length === 0) throw new Error(`no wheels in ${wheelDir}: run scripts/setup`);
@@ -61,6 +63,15 @@ export async function loadWorker({ srcDir, wheelDir, entryModule, env }) {
 import sys
 sys.path[:0] = ["${WORKER_DIR}", "/runtime"]
 `);
+  return pyodide;
+}
+
+/**
+ * `loadPython`, then import the entry module.
+ * @returns the Python `dispatch(ctx, env, request)` coroutine function.
+ */
+export async function loadWorker({ srcDir, wheelDir, entryModule, env }) {
+  const pyodide = await loadPython({ srcDir, wheelDir, env });
   const dispatch = pyodide.pyimport("_local_dispatch");
   await dispatch.load(entryModule);
   return { pyodide, dispatch: dispatch.dispatch };

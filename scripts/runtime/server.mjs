@@ -1,6 +1,8 @@
 // The local runtime: serves the Python Worker the way workerd would, offline.
 //
-//   node scripts/runtime/server.mjs --port 8787 --persist-to .wrangler/state --env-file .dev.vars
+//   node scripts/runtime/server.mjs -- --port 8787 --persist-to .wrangler/state --env-file .dev.vars
+//
+// (The `--` matters: Node 22 reads `--env-file` anywhere on its command line as its own flag.)
 //
 // Node's HTTP server turns each request into a Web `Request`, hands it to the Worker's
 // `Default.fetch` (via dispatch.py) with `env` (secrets and vars, plus the D1 binding) and a `ctx`
@@ -96,7 +98,9 @@ function applyMigrations(databaseName, persistTo) {
 }
 
 async function main() {
+  const argv = process.argv.slice(2);
   const { values } = parseArgs({
+    args: argv[0] === "--" ? argv.slice(1) : argv,
     options: {
       port: { type: "string", default: "8787" },
       "persist-to": { type: "string", default: path.join(ROOT, ".wrangler", "state") },

@@ -1,0 +1,196 @@
+"""The admin JSON API (SPEC §8.2): providers, settings, tokens."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from support.upstream import UPSTREAM_KEY
+
+
+def test_provider_lifecycle_never_returns_the_key(admin, add_provider, upstream):
+    created = add_provider(name="groq", platform="groq", models=["a", "b"], priority=5, timeout_ms=9000)
+
+    assert created["key_hint"] == f"{UPSTREAM_KEY[:4]}...{UPSTREAM_KEY[-4:]}"
+    assert created["key_error"] is False
+    assert created["models"] == ["a", "b"]
+    assert (created["priority"], created["timeout_ms"], created["enabled"]) == (5, 9000, True)
+    listing = admin.get("/providers")
+    assert UPSTREAM_KEY not in listing.text
+    assert [p["name"] for p in listing.json()["providers"]] == ["groq"]
+
+    updated = admin.put(f"/providers/{created['id']}", json={"priority": 7, "timeout_ms": None})
+    assert updated.status_code == 200
+    assert (updated.json()["provider"]["priority"], updated.json()["provider"]["timeout_ms"]) == (7, None)
+
+    deleted = admin.delete(f"/providers/{created['id']}")
+    assert deleted.json() == {"deleted": created["id"]}
+    assert admin.get("/providers").json()["providers"] == []
+
+
+def test_listing_is_in_priority_order(admin, add_provider):
+    add_provider(name="late", priority=50)
+    add_provider(name="early", priority=1)
+    add_provider(name="tie-first-added", priority=50)
+
+    names = [p["name"] for p in admin.get("/providers").json()["providers"]]
+
+    assert names == ["early", "late", "tie-first-added"]
+
+
+def test_edit_with_empty_key_keeps_the_old_key(api, admin, add_provider, upstream):
+    provider = add_provider(models=["m"])
+
+    admin.put(f"/providers/{provider['id']}", json={"api_key": "", "name": "renamed"}).raise_for_status()
+    api.post("/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "x"}]})
+
+    assert upstream.requests[-1].headers["authorization"] == f"Bearer {UPSTREAM_KEY}"
+
+
+def test_edit_with_a_new_key_uses_it_at_once(api, admin, add_provider, upstream):
+    provider = add_provider(models=["m"])
+    api.post("/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "x"}]})
+
+    admin.put(f"/providers/{provider['id']}", json={"api_key": "sk-the-new-key-abcdefgh"}).raise_for_status()
+    api.post("/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "x"}]})
+
+    assert upstream.requests[-1].headers["authorization"] == "Bearer sk-the-new-key-abcdefgh"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        pytest.param({"base_url": "http://x/v1", "api_key": "k", "models": ["m"]}, "name", id="missing-name"),
+        pytest.param({"name": "n", "base_url": "ftp://x", "api_key": "k", "models": ["m"]}, "base_url", id="bad-url"),
+        pytest.param({"name": "n", "base_url": "http://x", "api_key": "k", "models": []}, "models", id="no-models"),
+        pytest.param({"name": "n", "base_url": "http://x", "api_key": "", "models": ["m"]}, "api_key", id="empty-key"),
+        pytest.param(
+            {"name": "n", "base_url": "http://x", "api_key": "k", "models": ["m"], "priority": "1"}, "priority",
+            id="priority-not-int",
+        ),
+        pytest.param(
+            {"name": "n", "base_url": "http://x", "api_key": "k", "models": ["m"], "timeout_ms": 0}, "timeout_ms",
+            id="timeout-zero",
+        ),
+        pytest.param(
+            {"name": "n", "base_url": "http://x", "api_key": "k", "models": ["m"], "colour": "red"}, "colour",
+            id="unknown-field",
+        ),
+    ],
+)
+def test_invalid_provider_is_400_naming_the_field(admin, body, field):
+    response = admin.post("/providers", json=body)
+
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == field
+    assert "sk-" not in response.text
+
+
+def test_rejected_key_is_not_echoed(admin):
+    secret = "sk-must-not-be-echoed-123456"
+    response = admin.post("/providers", json={"name": "n", "base_url": "nope", "api_key": secret, "models": ["m"]})
+
+    assert response.status_code == 400
+    assert secret not in response.text
+
+
+def test_duplicate_name_is_409(admin, add_provider):
+    add_provider(name="same")
+
+    response = admin.post("/providers", json={"name": "same", "base_url": "http://x", "api_key": "k", "models": ["m"]})
+
+    assert response.status_code == 409
+    assert response.json()["error"]["param"] == "name"
+
+
+def test_unknown_provider_is_404(admin):
+    assert admin.put("/providers/999999", json={"priority": 1}).status_code == 404
+    assert admin.delete("/providers/999999").status_code == 404
+
+
+def test_null_for_a_required_field_is_400(admin, add_provider):
+    provider = add_provider()
+
+    response = admin.put(f"/providers/{provider['id']}", json={"name": None})
+
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == "name"
+
+
+def test_settings_report_value_and_source(gateway, admin):
+    settings = admin.get("/settings").json()["settings"]
+    assert settings["routing_cooldown_ceiling_ms"] == {"value": 86_400_000, "source": "default"}
+
+    admin.put("/settings", json={"routing_cooldown_ceiling_ms": 3_600_000}).raise_for_status()
+    assert admin.get("/settings").json()["settings"]["routing_cooldown_ceiling_ms"] == {
+        "value": 3_600_000,
+        "source": "d1",
+    }
+
+    admin.put("/settings", json={"routing_cooldown_ceiling_ms": None}).raise_for_status()
+    assert admin.get("/settings").json()["settings"]["routing_cooldown_ceiling_ms"]["source"] == "default"
+
+
+def test_settings_out_of_range_are_clamped(admin):
+    response = admin.put("/settings", json={"routing_cooldown_ceiling_ms": 5})
+
+    assert response.json()["settings"]["routing_cooldown_ceiling_ms"] == {"value": 60_000, "source": "d1"}
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        pytest.param({"no_such_setting": 1}, "no_such_setting", id="unknown"),
+        pytest.param({"stream_stall_ms": "soon"}, "stream_stall_ms", id="not-a-number"),
+        pytest.param({"max_consecutive_upstream_fails": -1}, "max_consecutive_upstream_fails", id="negative"),
+        pytest.param({"api_token": "x" * 20}, "api_token", id="tokens-have-their-own-endpoint"),
+    ],
+)
+def test_invalid_settings_are_400(admin, body, field):
+    response = admin.put("/settings", json=body)
+
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == field
+
+
+def test_changing_tokens_switches_both_at_once(gateway, admin, add_provider):
+    add_provider()
+    chat = f"{gateway.url}/v1/chat/completions"
+    body = {"model": "fake-model", "messages": [{"role": "user", "content": "x"}]}
+    new_api, new_admin = "new-api-token-0123456789", "new-admin-token-0123456789"
+    try:
+        response = admin.put("/tokens", json={"api_token": new_api, "admin_token": new_admin})
+        assert response.json() == {"api_token_hint": "new-...6789", "admin_token_hint": "new-...6789"}
+
+        assert httpx.post(chat, json=body, headers={"authorization": f"Bearer {gateway.api_token}"}).status_code == 401
+        assert httpx.post(chat, json=body, headers={"authorization": f"Bearer {new_api}"}).status_code == 200
+        assert admin.get("/providers").status_code == 401  # the old admin token stopped working
+        admin.headers["authorization"] = f"Bearer {new_admin}"
+        assert admin.get("/providers").status_code == 200
+    finally:
+        # Back to the session's tokens (as D1 rows holding the same values).
+        httpx.put(
+            f"{gateway.url}/api/admin/tokens",
+            json={"api_token": gateway.api_token, "admin_token": gateway.admin_token},
+            headers={"authorization": f"Bearer {new_admin}"},
+        )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({"api_token": "short"}, id="too-short"),
+        pytest.param({"api_token": "same-token-0123456789", "admin_token": "same-token-0123456789"}, id="equal"),
+    ],
+)
+def test_bad_tokens_are_400(admin, body):
+    response = admin.put("/tokens", json=body)
+
+    assert response.status_code == 400
+    assert "0123456789" not in response.text
+
+
+def test_an_api_token_equal_to_the_admin_token_is_refused(gateway, admin):
+    response = admin.put("/tokens", json={"api_token": gateway.admin_token})
+
+    assert response.status_code == 400

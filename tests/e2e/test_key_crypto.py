@@ -1,0 +1,89 @@
+"""Provider keys at rest (SPEC §7): AES-256-GCM in the original server's hex format, readable by
+Python ``cryptography`` and the other way round; a damaged row fails only its own provider."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from support.d1 import d1_execute
+
+SECRET = "sk-live-secret-for-crypto-test-9f8e7d6c"
+BODY = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+
+
+def _row(gateway, provider_id: int) -> dict:
+    rows = d1_execute(gateway.persist_to, f"SELECT encrypted_key, iv, auth_tag FROM providers WHERE id = {provider_id}")
+    return rows[0]
+
+
+def test_stored_key_is_never_plain_text(gateway, add_provider):
+    add_provider(api_key=SECRET)
+
+    for path in gateway.persist_to.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path.name
+
+
+def test_key_sealed_in_pyodide_opens_with_python_cryptography(gateway, add_provider):
+    provider = add_provider(api_key=SECRET)
+
+    row = _row(gateway, provider["id"])
+
+    assert len(bytes.fromhex(row["iv"])) == 16
+    assert len(bytes.fromhex(row["auth_tag"])) == 16
+    aes = AESGCM(bytes.fromhex(gateway.encryption_key))
+    plain = aes.decrypt(bytes.fromhex(row["iv"]), bytes.fromhex(row["encrypted_key"] + row["auth_tag"]), None)
+    assert plain.decode() == SECRET
+
+
+def test_two_seals_of_one_key_differ(gateway, add_provider):
+    first = _row(gateway, add_provider(name="a", api_key=SECRET)["id"])
+    second = _row(gateway, add_provider(name="b", api_key=SECRET)["id"])
+
+    assert first["iv"] != second["iv"]
+    assert first["encrypted_key"] != second["encrypted_key"]
+
+
+def test_key_sealed_by_python_cryptography_is_used_by_the_gateway(gateway, admin, api, add_provider, upstream):
+    provider = add_provider(models=["m"])
+    iv = os.urandom(16)
+    sealed = AESGCM(bytes.fromhex(gateway.encryption_key)).encrypt(iv, b"sk-migrated-from-original", None)
+    ciphertext, tag = sealed[:-16].hex(), sealed[-16:].hex()
+    d1_execute(
+        gateway.persist_to,
+        f"UPDATE providers SET encrypted_key = '{ciphertext}', iv = '{iv.hex()}', auth_tag = '{tag}' "
+        f"WHERE id = {provider['id']}",
+    )
+    admin.put("/settings", json={}).raise_for_status()  # an admin write: the isolate re-reads D1
+
+    response = api.post("/chat/completions", json=BODY)
+
+    assert response.status_code == 200
+    assert upstream.requests[-1].headers["authorization"] == "Bearer sk-migrated-from-original"
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param("encrypted_key = substr(encrypted_key, 3) || 'ff'", id="tampered-ciphertext"),
+        pytest.param("auth_tag = substr(auth_tag, 1, 8)", id="short-tag"),
+        pytest.param("iv = 'zz'", id="not-hex"),
+    ],
+)
+def test_undecryptable_key_fails_that_provider_only(gateway, admin, api, add_provider, upstream, damage):
+    provider = add_provider(name="damaged", models=["m"], api_key=SECRET)
+    d1_execute(gateway.persist_to, f"UPDATE providers SET {damage} WHERE id = {provider['id']}")
+    admin.put("/settings", json={}).raise_for_status()
+
+    listed = admin.get("/providers").json()["providers"][0]
+    response = api.post("/chat/completions", json=BODY)
+
+    assert (listed["key_hint"], listed["key_error"]) == (None, True)
+    assert response.status_code == 502
+    message = response.json()["error"]["message"]
+    assert "damaged" in message and "cannot be decrypted" in message
+    assert upstream.requests == []
+    assert SECRET not in response.text

@@ -1,0 +1,180 @@
+"""A scriptable fake OpenAI-compatible upstream on 127.0.0.1: the only stand-in in the tests.
+
+Tests queue *steps*; each incoming ``POST …/chat/completions`` takes the next step queued for its
+model (or for any model), else answers a default completion that echoes the model. Every request
+is recorded (path, headers, raw body) so a test can assert what the gateway sent.
+
+Timing never relies on sleeping: a step can wait on a ``threading.Event`` the test sets, so a test
+decides exactly when the upstream goes on (e.g. after it has seen the first chunk).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["UPSTREAM_KEY", "FakeUpstream", "Json", "Recorded", "Sse", "completion", "chunk"]
+
+# The API key the tests register for providers pointing at the fake upstream.
+UPSTREAM_KEY = "sk-fake-upstream-key-0123456789"
+
+
+def completion(model: str, content: str = "hello from the fake upstream") -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8},
+    }
+
+
+def chunk(model: str, content: str | None = None, finish_reason: str | None = None) -> dict[str, Any]:
+    delta = {} if content is None else {"content": content}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
+
+
+@dataclass
+class Json:
+    """Answer ``body`` (dict → JSON, str → as is) with ``status`` and ``headers``."""
+
+    body: Any
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Sse:
+    """Stream ``events`` (dicts become ``data: {json}``, strings are sent raw) as SSE.
+
+    ``gates[i]``, if present, is waited on before event ``i`` is sent. ``done`` appends
+    ``data: [DONE]``."""
+
+    events: list[Any]
+    done: bool = True
+    gates: dict[int, threading.Event] = field(default_factory=dict)
+    content_type: str = "text/event-stream"
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class FakeUpstream:
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self._steps: dict[str | None, deque[Any]] = defaultdict(deque)
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def start(self) -> FakeUpstream:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self._steps.clear()
+
+    def queue(self, *steps: Any, model: str | None = None) -> None:
+        """Answer the next requests for ``model`` (None: any model) with ``steps``, in order."""
+        with self._lock:
+            self._steps[model].extend(steps)
+
+    def _next_step(self, model: str | None) -> Any:
+        with self._lock:
+            for key in (model, None):
+                if self._steps.get(key):
+                    return self._steps[key].popleft()
+        return Json(completion(model or "unknown"))
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                with upstream._lock:
+                    upstream.requests.append(Recorded(self.path, headers, body))
+                try:
+                    model = json.loads(body).get("model")
+                except ValueError:
+                    model = None
+                step = upstream._next_step(model)
+                if isinstance(step, Json):
+                    self._json(step)
+                elif isinstance(step, Sse):
+                    self._sse(step)
+                else:
+                    raise TypeError(f"unknown step {step!r}")
+
+            def _json(self, step: Json) -> None:
+                raw = step.body if isinstance(step.body, str) else json.dumps(step.body)
+                data = raw.encode()
+                self.send_response(step.status)
+                self.send_header("content-type", step.headers.pop("content-type", "application/json"))
+                for name, value in step.headers.items():
+                    self.send_header(name, value)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _sse(self, step: Sse) -> None:
+                self.send_response(200)
+                self.send_header("content-type", step.content_type)
+                self.send_header("cache-control", "no-cache")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                events = list(step.events) + (["[DONE]"] if step.done else [])
+                for i, event in enumerate(events):
+                    if i in step.gates:
+                        step.gates[i].wait(timeout=30)
+                    text = event if isinstance(event, str) else json.dumps(event)
+                    self._chunk(f"data: {text}\n\n".encode())
+                self._chunk(b"")
+
+            def _chunk(self, data: bytes) -> None:
+                try:
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError, socket.error):
+                    pass
+
+        return Handler
