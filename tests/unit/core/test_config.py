@@ -1,0 +1,106 @@
+"""The configuration snapshot: settings precedence, tokens, the TTL cache (SPEC §2.3, §5.2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.core import rules
+from gateway.core.config import (
+    SETTINGS_BY_KEY,
+    ConfigCache,
+    Provider,
+    SealedKey,
+    build_config,
+    parse_setting,
+)
+
+CEILING = "routing_cooldown_ceiling_ms"
+
+
+def provider(id_: int, priority: int = 100, enabled: bool = True) -> Provider:
+    return Provider(
+        id=id_, name=f"p{id_}", platform="custom", base_url="http://x", models=("m",), priority=priority,
+        timeout_ms=None, enabled=enabled, sealed_key=SealedKey("00", "00", "00"), created_at=0, updated_at=0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("rows", "env", "value", "source"),
+    [
+        pytest.param({}, {}, rules.DEFAULT_COOLDOWN_CEILING_MS, "default", id="default"),
+        pytest.param({}, {"COOLDOWN_CEILING_MS": "120000"}, 120_000, "env", id="env"),
+        pytest.param({CEILING: "180000"}, {"COOLDOWN_CEILING_MS": "120000"}, 180_000, "d1", id="d1-over-env"),
+        pytest.param({CEILING: "soon"}, {"COOLDOWN_CEILING_MS": "120000"}, 120_000, "env", id="invalid-d1-skipped"),
+        pytest.param({CEILING: "1.5"}, {"COOLDOWN_CEILING_MS": "x"}, rules.DEFAULT_COOLDOWN_CEILING_MS, "default",
+                     id="both-invalid"),
+        pytest.param({CEILING: "5"}, {}, rules.COOLDOWN_CEILING_MIN_MS, "d1", id="clamped-up"),
+        pytest.param({}, {"COOLDOWN_CEILING_MS": "999999999999"}, rules.COOLDOWN_CEILING_MAX_MS, "env",
+                     id="clamped-down"),
+    ],
+)
+def test_setting_precedence(rows, env, value, source):
+    config = build_config([], rows, env, now_ms=0)
+
+    assert config.settings.routing_cooldown_ceiling_ms == value
+    assert (config.setting_values[CEILING].value, config.setting_values[CEILING].source) == (value, source)
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "expected"),
+    [
+        ("max_consecutive_upstream_fails", "3", 3),
+        ("max_consecutive_upstream_fails", 0, 0),
+        ("max_consecutive_upstream_fails", "-1", None),
+        ("max_consecutive_upstream_fails", True, None),
+        ("stream_stall_ms", 0, None),
+        ("stream_stall_ms", " 5000 ", 5000),
+        ("max_body_bytes", 1.5, None),
+    ],
+)
+def test_parse_setting(key, raw, expected):
+    assert parse_setting(SETTINGS_BY_KEY[key], raw) == expected
+
+
+def test_token_rows_win_over_env_secrets():
+    env = {"API_TOKEN": "env-api", "ADMIN_TOKEN": "env-admin"}
+
+    assert build_config([], {}, env, 0).api_token == "env-api"
+    config = build_config([], {"api_token": "row-api", "admin_token": "row-admin"}, env, 0)
+    assert (config.api_token, config.admin_token) == ("row-api", "row-admin")
+
+
+def test_providers_in_priority_order_ties_by_id():
+    config = build_config([provider(3, 10), provider(1, 20), provider(2, 10, enabled=False)], {}, {}, 0)
+
+    assert [p.id for p in config.providers] == [2, 3, 1]
+    assert [p.id for p in config.enabled_providers] == [3, 1]
+
+
+def test_cache_serves_until_the_ttl():
+    cache = ConfigCache()
+    config = build_config([provider(1)], {}, {}, now_ms=1_000)
+    cache.put(config)
+
+    assert cache.get(1_000 + rules.CONFIG_TTL_MS - 1) is config
+    assert cache.get(1_000 + rules.CONFIG_TTL_MS) is None
+
+
+def test_cache_never_keeps_an_empty_provider_list():
+    cache = ConfigCache()
+    cache.put(build_config([], {}, {}, now_ms=0))
+
+    assert cache.get(1) is None
+
+
+def test_invalidate_drops_the_snapshot():
+    cache = ConfigCache()
+    cache.put(build_config([provider(1)], {}, {}, now_ms=0))
+    cache.invalidate()
+
+    assert cache.get(1) is None
+
+
+def test_encryption_key_is_not_in_the_repr():
+    config = build_config([], {}, {"ENCRYPTION_KEY": "ab" * 32}, 0)
+
+    assert "ab" * 32 not in repr(config)
