@@ -11,14 +11,14 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from workers import Request, Response, WorkerEntrypoint
+from workers import Request, WorkerEntrypoint
 
 from gateway.errors import GatewayError, MethodNotAllowedError, NotFoundError, error_body
 from gateway.responses import json_response, preflight_response
 from gateway.routes import admin, chat, page
-from gateway.shell.http import IncomingRequest
+from gateway.shell.http import IncomingRequest, JsResponse
 
-Handler = Callable[[IncomingRequest, Any, dict[str, str]], Awaitable[Response]]
+Handler = Callable[[IncomingRequest, Any, dict[str, str]], Awaitable[JsResponse]]
 
 logger = logging.getLogger("fllmapi")
 
@@ -59,7 +59,7 @@ def match(method: str, path: str) -> tuple[Handler, dict[str, str]]:
     raise NotFoundError(f"No route for {method} {path}.")
 
 
-def error_response(exc: Exception) -> Response:
+def error_response(exc: Exception) -> JsResponse:
     """Every failure becomes ``{"error": {...}}``; unknown ones are logged without details that
     could hold secrets (the message only) and answer 500."""
     if isinstance(exc, GatewayError):
@@ -69,7 +69,7 @@ def error_response(exc: Exception) -> Response:
 
 
 class Default(WorkerEntrypoint):
-    async def fetch(self, request: Request) -> Response:
+    async def fetch(self, request: Request) -> JsResponse:
         incoming = IncomingRequest(request)
         if incoming.method == "OPTIONS":
             return preflight_response()

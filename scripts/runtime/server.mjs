@@ -11,7 +11,6 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { Readable } from "node:stream";
 import { parseArgs } from "node:util";
 import { openD1 } from "./d1.mjs";
 import { loadWorker } from "./python.mjs";
@@ -55,16 +54,19 @@ function workerVars(envFile) {
   return vars;
 }
 
-function toWebRequest(req, origin) {
+async function readBody(req) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
+
+// The body is collected before dispatch: adapting Node's stream to a Web stream per request costs
+// more than the copy, and the Worker still sees a ReadableStream body, as on workerd.
+async function toWebRequest(req, origin) {
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  return new Request(origin + req.url, {
-    method: req.method,
-    headers,
-    body: hasBody ? Readable.toWeb(req) : undefined,
-    duplex: "half",
-  });
+  return new Request(origin + req.url, { method: req.method, headers, body: hasBody ? await readBody(req) : undefined });
 }
 
 async function sendWebResponse(response, res) {
@@ -89,8 +91,10 @@ async function sendWebResponse(response, res) {
 
 /** Apply pending migrations with wrangler itself, so the local D1 is exactly wrangler's. */
 function applyMigrations(databaseName, persistTo) {
-  const wrangler = path.join(ROOT, "node_modules", ".bin", "wrangler");
-  execFileSync(wrangler, ["d1", "migrations", "apply", databaseName, "--local", "--persist-to", persistTo], {
+  const wrangler = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+  const args = [wrangler, "d1", "migrations", "apply", databaseName, "--local", "--persist-to", persistTo];
+  // This same Node (22): wrangler needs it, and PATH may hold an older one.
+  execFileSync(process.execPath, args, {
     cwd: ROOT,
     stdio: ["ignore", "ignore", "inherit"],
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
@@ -134,7 +138,7 @@ async function main() {
       passThroughOnException() {},
     };
     try {
-      const request = toWebRequest(req, `http://${req.headers.host ?? `${values.host}:${values.port}`}`);
+      const request = await toWebRequest(req, `http://${req.headers.host ?? `${values.host}:${values.port}`}`);
       const response = await dispatch(ctx, env, request);
       await sendWebResponse(response, res);
     } catch (err) {

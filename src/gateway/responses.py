@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from workers import Response
-
+from gateway.shell.http import JsResponse, respond
 from gateway.wire import headers as h
 
 __all__ = ["CORS_HEADERS", "json_response", "preflight_response", "sse_headers"]
@@ -23,17 +22,13 @@ _PREFLIGHT_HEADERS = {
 }
 
 
-def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> JsResponse:
     text = json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return Response(
-        text,
-        status=status,
-        headers={"content-type": "application/json", **CORS_HEADERS, **(headers or {})},
-    )
+    return respond(text, status, {"content-type": "application/json", **CORS_HEADERS, **(headers or {})})
 
 
-def preflight_response() -> Response:
-    return Response(None, status=204, headers=_PREFLIGHT_HEADERS)
+def preflight_response() -> JsResponse:
+    return respond(None, 204, _PREFLIGHT_HEADERS)
 
 
 def sse_headers(extra: dict[str, str]) -> dict[str, str]:

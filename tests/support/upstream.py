@@ -124,6 +124,7 @@ class FakeUpstream:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # small writes go out at once, as a real server's would
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass

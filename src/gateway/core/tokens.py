@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from collections.abc import Callable
 
@@ -31,7 +30,7 @@ def presented_token(header: Callable[[str], str | None], names: tuple[str, ...])
 
 
 def _digest(value: str) -> bytes:
-    return hmac.new(_COMPARE_KEY, value.encode(), hashlib.sha256).digest()
+    return hmac.digest(_COMPARE_KEY, value.encode(), "sha256")
 
 
 def token_matches(presented: str | None, expected: str | None) -> bool:

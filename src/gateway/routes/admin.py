@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from workers import Response
-
 from gateway import isolate
 from gateway.core.config import SETTINGS_BY_KEY, Provider, parse_setting
 from gateway.core.tokens import hint, token_matches
@@ -18,7 +16,7 @@ from gateway.responses import json_response
 from gateway.routes.auth import require_admin
 from gateway.routes.body import read_json, validate
 from gateway.shell import crypto, d1
-from gateway.shell.http import IncomingRequest
+from gateway.shell.http import IncomingRequest, JsResponse
 from gateway.wire.admin import ProviderCreate, ProviderUpdate, TokensUpdate
 
 __all__ = [
@@ -75,14 +73,14 @@ def _changed() -> None:
     isolate.current().configs.invalidate()
 
 
-async def list_providers(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+async def list_providers(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
     config = await _admin(request, env)
     providers = await d1.load_providers(env.DB)
     listed = [_provider_json(p, await _plain_key(p, config.encryption_key)) for p in providers]
     return json_response({"providers": listed})
 
 
-async def create_provider(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+async def create_provider(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
     config = await _admin(request, env)
     _, data = await read_json(request, ADMIN_BODY_LIMIT)
     body = validate(ProviderCreate, data)
@@ -95,7 +93,7 @@ async def create_provider(request: IncomingRequest, env: Any, params: dict[str, 
     return json_response({"provider": _provider_json(provider, body.api_key)}, status=201)
 
 
-async def update_provider(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+async def update_provider(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
     config = await _admin(request, env)
     _, data = await read_json(request, ADMIN_BODY_LIMIT)
     body = validate(ProviderUpdate, data)
@@ -116,7 +114,7 @@ async def update_provider(request: IncomingRequest, env: Any, params: dict[str, 
     return json_response({"provider": _provider_json(provider, plain)})
 
 
-async def delete_provider(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+async def delete_provider(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
     await _admin(request, env)
     provider_id = _provider_id(params)
     if not await d1.delete_provider(env.DB, provider_id):
@@ -130,12 +128,12 @@ def _settings_json(config) -> dict[str, Any]:
     return {"settings": {key: {"value": v.value, "source": v.source} for key, v in values.items()}}
 
 
-async def get_settings(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+async def get_settings(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
     config = await _admin(request, env)
     return json_response(_settings_json(config))
 
 
-async def put_settings(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+async def put_settings(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
     await _admin(request, env)
     _, data = await read_json(request, ADMIN_BODY_LIMIT)
     if not isinstance(data, dict):
@@ -159,7 +157,7 @@ async def put_settings(request: IncomingRequest, env: Any, params: dict[str, str
     return json_response(_settings_json(await isolate.load_config(env)))
 
 
-async def put_tokens(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+async def put_tokens(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
     config = await _admin(request, env)
     _, data = await read_json(request, ADMIN_BODY_LIMIT)
     body = validate(TokensUpdate, data)

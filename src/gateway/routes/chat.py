@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from workers import Response
-
 from gateway import isolate
 from gateway.core import rules
 from gateway.core.attempt import Candidate, Delivered
@@ -14,7 +12,7 @@ from gateway.errors import NoProvidersError, ProviderError
 from gateway.responses import CORS_HEADERS, sse_headers
 from gateway.routes.auth import require_api
 from gateway.routes.body import read_json, validate
-from gateway.shell.http import IncomingRequest, UpstreamResponse
+from gateway.shell.http import IncomingRequest, JsResponse, UpstreamResponse, respond
 from gateway.upstream.openai import ChatBody, OpenAIUpstream
 from gateway.wire import headers as h
 from gateway.wire.chat import ChatRequest
@@ -31,7 +29,7 @@ def _first_candidate(providers: tuple[Provider, ...], chat: ChatRequest) -> Cand
     return Candidate(provider, provider.models[0])
 
 
-def _served(answer: UpstreamResponse, candidate: Candidate, chat: ChatRequest) -> Response:
+def _served(answer: UpstreamResponse, candidate: Candidate, chat: ChatRequest) -> JsResponse:
     routing = {h.ROUTED_VIA: f"{candidate.provider.name}/{candidate.model}"}
     if not chat.is_auto and candidate.model != chat.model:
         routing[h.FALLBACK_FROM] = chat.model
@@ -40,10 +38,10 @@ def _served(answer: UpstreamResponse, candidate: Candidate, chat: ChatRequest) -
     else:
         content_type = answer.header("content-type") or "application/json"
         headers = {"content-type": content_type, **CORS_HEADERS, **routing}
-    return Response(answer.body, status=answer.status, headers=headers)
+    return respond(answer.body, answer.status, headers)
 
 
-async def chat_completions(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
+async def chat_completions(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
     config = await isolate.load_config(env)
     require_api(request, config)
     raw, data = await read_json(request, config.settings.max_body_bytes)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workers import Response
-
-from gateway.shell.http import IncomingRequest
+from gateway.shell.http import IncomingRequest, JsResponse, respond
 
 __all__ = ["config_page"]
 
@@ -18,5 +16,5 @@ under <code>/api/admin</code>. The config page comes next.</p></body></html>
 """
 
 
-async def config_page(request: IncomingRequest, env: Any, params: dict[str, str]) -> Response:
-    return Response(_PAGE, headers={"content-type": "text/html; charset=utf-8"})
+async def config_page(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
+    return respond(_PAGE, 200, {"content-type": "text/html; charset=utf-8"})

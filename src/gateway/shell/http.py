@@ -8,7 +8,6 @@ never raises for a network problem.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -19,9 +18,12 @@ from gateway.core.attempt import Defect
 
 if TYPE_CHECKING:
     from js import ReadableStream
+    from js import Response as JsResponse
     from workers import Request
+else:
+    JsResponse = Any
 
-__all__ = ["IncomingRequest", "UpstreamResponse", "post"]
+__all__ = ["IncomingRequest", "JsResponse", "UpstreamResponse", "post", "respond"]
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -73,21 +75,30 @@ class UpstreamResponse:
             return ""
 
 
+def _plain(entries: dict[str, Any]) -> Any:
+    return to_js(entries, dict_converter=js.Object.fromEntries)
+
+
 async def post(
     url: str, headers: dict[str, str], body: str | bytes, timeout_ms: int
 ) -> UpstreamResponse | Defect:
     """POST ``body`` to ``url``; the upstream's answer once its headers arrive, or the defect
     (``TIMEOUT`` after ``timeout_ms`` without headers, ``NETWORK`` for any transport failure)."""
     controller = js.AbortController.new()
-    options = to_js(
-        {"method": "POST", "headers": headers, "body": body, "signal": controller.signal},
-        dict_converter=js.Object.fromEntries,
-    )
+    # The timer is JS's own (abort bound to the controller): no Python callback per request, and
+    # it is cleared once the headers are in, so it never cuts the body that follows.
+    timer = js.setTimeout(controller.abort.bind(controller), timeout_ms)
+    options = _plain({"method": "POST", "headers": _plain(headers), "body": body, "signal": controller.signal})
     try:
-        js_response = await asyncio.wait_for(js.fetch(url, options), timeout_ms / 1000)
-    except TimeoutError:
-        controller.abort()
-        return Defect.TIMEOUT
+        js_response = await js.fetch(url, options)
     except JsException:
-        return Defect.NETWORK
+        return Defect.TIMEOUT if controller.signal.aborted else Defect.NETWORK
+    finally:
+        js.clearTimeout(timer)
     return UpstreamResponse(js_response)
+
+
+def respond(body: str | ReadableStream | None, status: int, headers: dict[str, str]) -> JsResponse:
+    """A JS ``Response``, built directly (the SDK's ``Response`` converts headers item by item);
+    the SDK hands a JS Response back to the runtime as it is."""
+    return js.Response.new(body, _plain({"status": status, "headers": _plain(headers)}))

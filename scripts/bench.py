@@ -1,0 +1,144 @@
+"""What the gateway adds per proxied request, in the local runtime (DEVELOPERS.md "Performance").
+
+Starts the fake upstream and the Worker in the local runtime, then for each case sends the same
+requests straight to the upstream and through the gateway, and prints:
+- latency: median and p90 of each path and the median added by the gateway;
+- CPU: the runtime process's user+system CPU time per request (Node + Pyodide; the Miniflare D1
+  process is not counted, and a warm request makes no D1 query);
+- SSE: time to the first body byte, direct and through the gateway;
+- streaming: CPU per chunk of a long stream.
+Figures, not assertions: nothing here fails on a slow machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.runtime import Gateway  # noqa: E402
+from support.upstream import FakeUpstream, Json, Sse, chunk, completion  # noqa: E402
+
+WARMUP = 30
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "300"))
+STREAM_CHUNKS = 500
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime
+
+
+def timed(send, rounds: int) -> list[float]:
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        send()
+        samples.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
+def first_byte_ms(client: httpx.Client, url: str, body: dict, headers: dict) -> float:
+    start = time.perf_counter()
+    with client.stream("POST", url, json=body, headers=headers) as response:
+        chunks = response.iter_raw()
+        next(chunks)
+        elapsed = (time.perf_counter() - start) * 1000
+        for _ in chunks:
+            pass
+    return elapsed
+
+
+def main() -> None:
+    upstream = FakeUpstream().start()
+    with tempfile.TemporaryDirectory() as workdir:
+        gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_TRACE_D1": "0"})
+        try:
+            run(gateway, upstream)
+        finally:
+            gateway.stop()
+            upstream.stop()
+
+
+def run(gateway: Gateway, upstream: FakeUpstream) -> None:
+    admin = {"authorization": f"Bearer {gateway.admin_token}"}
+    api = {"authorization": f"Bearer {gateway.api_token}"}
+    httpx.post(
+        f"{gateway.url}/api/admin/providers",
+        headers=admin,
+        json={"name": "bench", "base_url": upstream.base_url, "api_key": "sk-bench-key-0123456789", "models": ["m"]},
+    ).raise_for_status()
+    body = {"model": "m", "messages": [{"role": "user", "content": "Say hello in one word."}], "max_tokens": 8}
+    answer = Json(completion("m"))
+    direct_url, gateway_url = f"{upstream.base_url}/chat/completions", f"{gateway.url}/v1/chat/completions"
+    results: dict[str, object] = {}
+
+    with httpx.Client(timeout=30) as client:
+        def direct() -> None:
+            upstream.queue(answer)
+            client.post(direct_url, json=body).raise_for_status()
+
+        def through() -> None:
+            upstream.queue(answer)
+            client.post(gateway_url, json=body, headers=api).raise_for_status()
+
+        timed(direct, WARMUP)
+        timed(through, WARMUP)
+        direct_ms = timed(direct, ROUNDS)
+        cpu_before = cpu_seconds(gateway.process.pid)
+        through_ms = timed(through, ROUNDS)
+        cpu_ms = (cpu_seconds(gateway.process.pid) - cpu_before) * 1000 / ROUNDS
+        results["json"] = {
+            "direct_median_ms": round(statistics.median(direct_ms), 2),
+            "gateway_median_ms": round(statistics.median(through_ms), 2),
+            "gateway_p90_ms": round(statistics.quantiles(through_ms, n=10)[-1], 2),
+            "added_median_ms": round(statistics.median(through_ms) - statistics.median(direct_ms), 2),
+            "runtime_cpu_ms_per_request": round(cpu_ms, 2),
+        }
+
+        stream_body = {**body, "stream": True}
+        events = [chunk("m", "Hello"), chunk("m", None, "stop")]
+        firsts_direct, firsts_gateway = [], []
+        for _ in range(50):
+            upstream.queue(Sse(events))
+            firsts_direct.append(first_byte_ms(client, direct_url, stream_body, {}))
+            upstream.queue(Sse(events))
+            firsts_gateway.append(first_byte_ms(client, gateway_url, stream_body, api))
+        results["sse_first_byte"] = {
+            "direct_median_ms": round(statistics.median(firsts_direct), 2),
+            "gateway_median_ms": round(statistics.median(firsts_gateway), 2),
+            "added_median_ms": round(statistics.median(firsts_gateway) - statistics.median(firsts_direct), 2),
+        }
+
+        long_stream = Sse([chunk("m", f"t{i}") for i in range(STREAM_CHUNKS)] + [chunk("m", None, "stop")])
+        upstream.queue(long_stream)
+        first_byte_ms(client, gateway_url, stream_body, api)  # warm
+        short = Sse([chunk("m", None, "stop")])
+        cpu_before = cpu_seconds(gateway.process.pid)
+        for _ in range(10):
+            upstream.queue(short)
+            first_byte_ms(client, gateway_url, stream_body, api)
+        cpu_short = cpu_seconds(gateway.process.pid) - cpu_before
+        cpu_before = cpu_seconds(gateway.process.pid)
+        for _ in range(10):
+            upstream.queue(long_stream)
+            first_byte_ms(client, gateway_url, stream_body, api)
+        cpu_long = cpu_seconds(gateway.process.pid) - cpu_before
+        results["stream"] = {
+            "chunks": STREAM_CHUNKS,
+            "runtime_cpu_us_per_chunk": round((cpu_long - cpu_short) * 1e6 / (10 * STREAM_CHUNKS), 1),
+        }
+
+    print(json.dumps({"rounds": ROUNDS, **results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
