@@ -7,11 +7,11 @@
 // Node's HTTP server turns each request into a Web `Request`, hands it to the Worker's
 // `Default.fetch` (via dispatch.py) with `env` (secrets and vars, plus the D1 binding) and a `ctx`
 // honouring waitUntil, and streams the Web `Response` back chunk by chunk, unbuffered.
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { parseArgs } from "node:util";
+import { parseArgs, promisify } from "node:util";
 import { openD1 } from "./d1.mjs";
 import { loadWorker } from "./python.mjs";
 
@@ -90,15 +90,18 @@ async function sendWebResponse(response, res) {
 }
 
 /** Apply pending migrations with wrangler itself, so the local D1 is exactly wrangler's. */
-function applyMigrations(databaseName, persistTo) {
+async function applyMigrations(databaseName, persistTo) {
   const wrangler = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
   const args = [wrangler, "d1", "migrations", "apply", databaseName, "--local", "--persist-to", persistTo];
   // This same Node (22): wrangler needs it, and PATH may hold an older one.
-  execFileSync(process.execPath, args, {
-    cwd: ROOT,
-    stdio: ["ignore", "ignore", "inherit"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-  });
+  try {
+    await promisify(execFile)(process.execPath, args, {
+      cwd: ROOT,
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    });
+  } catch (err) {
+    throw new Error(`applying the D1 migrations failed:\n${err.stdout}${err.stderr}`);
+  }
 }
 
 async function main() {
@@ -115,17 +118,23 @@ async function main() {
   const config = readJsonc(path.join(ROOT, "wrangler.jsonc"));
   const binding = config.d1_databases[0];
   const persistTo = path.resolve(values["persist-to"]);
-  applyMigrations(binding.database_name, persistTo);
   // LOCAL_RUNTIME_TRACE_D1=1 logs each D1 statement to stderr: the tests count them.
   const trace = process.env.LOCAL_RUNTIME_TRACE_D1 === "1" ? (sql) => console.error(`[d1] ${sql}`) : undefined;
-  const d1 = await openD1({ persistTo, databaseId: binding.database_id, trace });
-  const env = { ...workerVars(path.resolve(values["env-file"])), [binding.binding]: d1.db };
-  const { dispatch } = await loadWorker({
-    srcDir: path.join(ROOT, path.dirname(config.main)),
-    wheelDir: path.join(ROOT, ".cache", "wheels"),
-    entryModule: path.basename(config.main, ".py"),
-    env,
-  });
+  const env = workerVars(path.resolve(values["env-file"]));
+  // The database (migrations, then Miniflare) and Python start side by side; the binding joins
+  // `env` before the first request is accepted.
+  const [d1, { dispatch }] = await Promise.all([
+    applyMigrations(binding.database_name, persistTo).then(() =>
+      openD1({ persistTo, databaseId: binding.database_id, trace }),
+    ),
+    loadWorker({
+      srcDir: path.join(ROOT, path.dirname(config.main)),
+      wheelDir: path.join(ROOT, ".cache", "wheels"),
+      entryModule: path.basename(config.main, ".py"),
+      env,
+    }),
+  ]);
+  env[binding.binding] = d1.db;
 
   const pending = new Set();
   const server = http.createServer(async (req, res) => {
