@@ -23,6 +23,7 @@ __all__ = [
     "ConfigCache",
     "Provider",
     "SETTINGS",
+    "SETTINGS_BY_KEY",
     "SealedKey",
     "Setting",
     "Settings",
@@ -30,6 +31,7 @@ __all__ = [
     "TOKEN_KEYS",
     "build_config",
     "parse_setting",
+    "resolve_settings",
 ]
 
 Source = Literal["d1", "env", "default"]

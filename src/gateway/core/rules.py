@@ -47,17 +47,60 @@ MODEL_COOLDOWN_MS = 10 * MINUTE_MS
 COOLDOWN_CEILING_MIN_MS = MINUTE_MS
 COOLDOWN_CEILING_MAX_MS = DAY_MS
 DEFAULT_COOLDOWN_CEILING_MS = DAY_MS
+CEILING_CAPPED_SOURCES = frozenset({"heuristic", "credit", "tier"})
+
+# What a failed attempt means when no wording in the body says more (SPEC §5.1):
+# status (or transport defect) -> (trail class, cooldown scope, cooldown source, cooldown ms).
+# 429 is not here: its cooldown depends on what the answer says (Retry-After, quota wording).
+# 410 Gone is read as "model retired", like 404. Any other 5xx, and any status outside 4xx, is
+# SERVER_ERROR_RULE; any other 4xx is the caller's fault.
+STATUS_RULES: dict[int, tuple[str, str, str | None, int]] = {
+    401: ("auth", "provider", "heuristic", AUTH_COOLDOWN_MS),
+    402: ("out_of_credits", "provider", "credit", CREDIT_COOLDOWN_MS),
+    403: ("forbidden", "provider", "tier", TIER_COOLDOWN_MS),
+    404: ("model_not_found", "model", "model", MODEL_COOLDOWN_MS),
+    408: ("timeout", "provider", "heuristic", TRANSIENT_COOLDOWN_MS),
+    410: ("model_not_found", "model", "model", MODEL_COOLDOWN_MS),
+}
+SERVER_ERROR_RULE: tuple[str, str, str | None, int] = (
+    "upstream_error", "provider", "heuristic", TRANSIENT_COOLDOWN_MS
+)
+DEFECT_RULES: dict[str, tuple[str, str, str | None, int]] = {
+    "network": ("network", "provider", "heuristic", TRANSIENT_COOLDOWN_MS),
+    "timeout": ("timeout", "provider", "heuristic", TRANSIENT_COOLDOWN_MS),
+    "not_sse": ("invalid_stream", "provider", "heuristic", TRANSIENT_COOLDOWN_MS),
+    "empty_stream": ("invalid_stream", "provider", "heuristic", TRANSIENT_COOLDOWN_MS),
+    "error_event": ("invalid_stream", "provider", "heuristic", TRANSIENT_COOLDOWN_MS),
+    # No upstream call was made: nothing to cool down (SPEC §7).
+    "key_unreadable": ("key_unreadable", "none", None, 0),
+}
+# How much of an upstream error body classification and redaction read (CPU bound, SPEC §1):
+# well above the answer's cut, so a secret straddling the cut is still seen whole.
+ERROR_TEXT_SCAN_CHARS = 4096
+# Redaction: a run of key characters is a secret when one of its -/_ segments is at least this
+# long and mixes letters and digits (a model id's segments are shorter).
+SECRET_SEGMENT_MIN_CHARS = 16
+# How deep a JSON error body is searched for a stated retry delay (Gemini nests it 3 levels down).
+RETRY_DELAY_MAX_DEPTH = 6
 
 # --- Half-open probes (SPEC §5.3, §5.4) ---
 PROBE_TIMEOUT_MS = 5 * SECOND_MS
 PROBE_READY_FRACTION = 0.5
+# After the n-th failed probe in a row the next waits PROBE_DEFER_BASE_MS * 2**(n-1), capped.
 PROBE_DEFER_BASE_MS = 30 * SECOND_MS
 PROBE_DEFER_MAX_MS = 15 * MINUTE_MS
+PROBED_SOURCES = frozenset({"heuristic"})
 
 # --- Speed and success memory (SPEC §6) ---
 EMA_ALPHA = 0.3
+# A model whose success average is at least this counts as reliable and is ordered by speed ahead
+# of models with no data; below it, it goes after them.
+EMA_RELIABLE_MIN = 0.5
 
 # --- Answers (SPEC §4) ---
 TRAIL_MAX_ENTRIES = 10
 TRAIL_MAX_CHARS = 1024
 UPSTREAM_MESSAGE_MAX_CHARS = 200
+# Reset times in messages: seconds below the first bound, minutes below the second, else hours.
+ETA_SECONDS_BELOW_MS = 90 * SECOND_MS
+ETA_MINUTES_BELOW_MS = 90 * MINUTE_MS

@@ -5,23 +5,10 @@ from __future__ import annotations
 import pytest
 
 from gateway.core import rules
-from gateway.core.config import (
-    SETTINGS_BY_KEY,
-    ConfigCache,
-    Provider,
-    SealedKey,
-    build_config,
-    parse_setting,
-)
+from gateway.core.config import SETTINGS_BY_KEY, ConfigCache, build_config, parse_setting
+from support.factories import provider
 
 CEILING = "routing_cooldown_ceiling_ms"
-
-
-def provider(id_: int, priority: int = 100, enabled: bool = True) -> Provider:
-    return Provider(
-        id=id_, name=f"p{id_}", platform="custom", base_url="http://x", models=("m",), priority=priority,
-        timeout_ms=None, enabled=enabled, sealed_key=SealedKey("00", "00", "00"), created_at=0, updated_at=0,
-    )
 
 
 @pytest.mark.parametrize(
@@ -70,7 +57,7 @@ def test_token_rows_win_over_env_secrets():
 
 
 def test_providers_in_priority_order_ties_by_id():
-    config = build_config([provider(3, 10), provider(1, 20), provider(2, 10, enabled=False)], {}, {}, 0)
+    config = build_config([provider(3, priority=10), provider(1, priority=20), provider(2, priority=10, enabled=False)], {}, {}, 0)
 
     assert [p.id for p in config.providers] == [2, 3, 1]
     assert [p.id for p in config.enabled_providers] == [3, 1]

@@ -1,0 +1,138 @@
+"""The candidate chain of one request: which (provider, model) pairs to try, in which order,
+and which of them are half-open probes (SPEC §3, §5.4).
+
+Rules:
+- ``auto`` (any case), an empty or an absent model: every enabled provider by (priority, id),
+  and inside a provider its models in speed-memory order (``Memory.order``).
+- An explicit model: first the providers that declare it, by (priority, id); then the rest as
+  for ``auto`` (degradation). A step that serves another model than the one asked is
+  ``degraded`` (the answer then carries ``X-Fallback-From``). A model no provider declares
+  degrades at once.
+- A pair in cooldown is skipped and reported in ``Chain.skipped``: a provider-wide cooldown
+  skips all its models, a model cooldown only that pair.
+- A cooling provider that is probe-ready (``Ledger.probe_ready``) is offered once per chain, as a
+  probe, with its first model that has no cooldown of its own. It keeps its place when it stands
+  ahead of the first usable pair (so traffic returns to a recovered primary, and an all-cooled
+  chain is made of probes); behind it, it is tried last, before answering that everything failed.
+- At most ``MAX_CANDIDATES`` steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from gateway.core import rules
+from gateway.core.attempt import Candidate
+from gateway.core.config import Provider
+from gateway.core.ledger import Ledger
+from gateway.core.memory import Memory
+from gateway.core.state import RouterState
+
+__all__ = ["AUTO_MODEL", "Chain", "Step", "build_chain", "is_auto"]
+
+AUTO_MODEL = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One attempt to make. ``degraded``: serves another model than the one asked for.
+    ``probe``: a half-open probe of a cooling provider (``PROBE_TIMEOUT_MS``, one in flight)."""
+
+    candidate: Candidate
+    degraded: bool = False
+    probe: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """The steps to try in order, the pairs skipped because they cool down, and the model asked
+    for (None for ``auto``)."""
+
+    steps: tuple[Step, ...]
+    skipped: tuple[Candidate, ...]
+    requested_model: str | None
+
+    @property
+    def explicit(self) -> bool:
+        return self.requested_model is not None
+
+    def provider_ids(self) -> frozenset[int]:
+        """Ids of every provider the chain considered (tried or skipped)."""
+        ids = {step.candidate.provider.id for step in self.steps}
+        ids.update(candidate.provider.id for candidate in self.skipped)
+        return frozenset(ids)
+
+
+def is_auto(model: str | None) -> bool:
+    return not model or model.lower() == AUTO_MODEL
+
+
+def _priority(provider: Provider) -> tuple[int, int]:
+    return (provider.priority, provider.id)
+
+
+def _pairs(
+    providers: list[Provider], requested: str | None, memory: Memory
+) -> Iterator[tuple[Provider, str]]:
+    if requested is not None:
+        for provider in providers:
+            if requested in provider.models:
+                yield provider, requested
+    for provider in providers:
+        for model in memory.order(provider):
+            if model != requested:  # those pairs came first
+                yield provider, model
+
+
+class _Builder:
+    __slots__ = ("late", "ledger", "now_ms", "probed", "skipped", "steps", "usable")
+
+    def __init__(self, ledger: Ledger, now_ms: int) -> None:
+        self.ledger = ledger
+        self.now_ms = now_ms
+        self.steps: list[Step] = []
+        self.late: list[Step] = []  # probes standing behind the first usable pair
+        self.skipped: list[Candidate] = []
+        self.probed: set[int] = set()
+        self.usable = False
+
+    def add(self, candidate: Candidate, degraded: bool) -> bool:
+        """Place one pair; True once the chain is full."""
+        provider_id = candidate.provider.id
+        cooldown = self.ledger.blocking(provider_id, candidate.model, self.now_ms)
+        if cooldown is None:
+            self.steps.append(Step(candidate, degraded))
+            self.usable = True
+        elif (
+            cooldown.model is None
+            and self.ledger.model_cooldown(provider_id, candidate.model, self.now_ms) is None
+            and provider_id not in self.probed
+            and self.ledger.probe_ready(provider_id, self.now_ms)
+        ):
+            self.probed.add(provider_id)
+            (self.late if self.usable else self.steps).append(Step(candidate, degraded, True))
+        else:
+            self.skipped.append(candidate)
+        return len(self.steps) >= rules.MAX_CANDIDATES
+
+    def chain(self, requested: str | None) -> Chain:
+        room = rules.MAX_CANDIDATES - len(self.steps)
+        steps = (*self.steps, *self.late[:room]) if room > 0 else tuple(self.steps)
+        return Chain(steps, tuple(self.skipped), requested)
+
+
+def build_chain(
+    providers: Iterable[Provider], requested_model: str | None, state: RouterState, now_ms: int
+) -> Chain:
+    """The chain for ``requested_model`` (None, ``""`` or ``auto`` for auto) over
+    ``providers`` (any order; disabled ones and ones without models are left out) at
+    ``now_ms`` (epoch ms). Reads the ledger and the memory; changes neither."""
+    requested = None if is_auto(requested_model) else requested_model
+    ordered = sorted((p for p in providers if p.enabled and p.models), key=_priority)
+    builder = _Builder(state.ledger, now_ms)
+    for provider, model in _pairs(ordered, requested, state.memory):
+        degraded = requested is not None and model != requested
+        if builder.add(Candidate(provider, model), degraded):
+            break
+    return builder.chain(requested)

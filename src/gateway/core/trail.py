@@ -1,0 +1,65 @@
+"""The attempt trail of one request and its two headers (SPEC §4, original server §2.9).
+
+- ``X-Fallback-Attempts``: the number of failed attempts; absent when none failed.
+- ``X-Fallback-Trail``: ``provider/model: class`` per failed attempt, joined by ``"; "``; at
+  most ``TRAIL_MAX_ENTRIES`` entries, then ``; +N more``; at most ``TRAIL_MAX_CHARS`` characters
+  (whole entries are dropped into the ``+N more`` count until it fits).
+- Header values must be ASCII (RFC 9110 §5.5): anything but printable ASCII, control characters
+  included, is percent-encoded as UTF-8.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from gateway.core import rules
+from gateway.core.classify import Failure
+
+__all__ = ["Trail", "TrailEntry", "attempts_header", "header_safe", "trail_header"]
+
+_PRINTABLE_ASCII = "".join(chr(code) for code in range(0x20, 0x7F))
+
+
+@dataclass(frozen=True, slots=True)
+class TrailEntry:
+    """One failed attempt: the provider's name, the model, and what went wrong."""
+
+    provider: str
+    model: str
+    failure: Failure
+
+    @property
+    def label(self) -> str:
+        """``provider/model: class``, as in the trail header and the exhaustion message."""
+        return f"{self.provider}/{self.model}: {self.failure.kind}"
+
+
+Trail = tuple[TrailEntry, ...]
+
+
+def header_safe(text: str) -> str:
+    """``text`` as a header value: printable ASCII kept, everything else percent-encoded."""
+    if text.isascii() and text.isprintable():
+        return text
+    return quote(text, safe=_PRINTABLE_ASCII)
+
+
+def attempts_header(trail: Trail) -> str | None:
+    """The ``X-Fallback-Attempts`` value, or None when no attempt failed."""
+    return str(len(trail)) if trail else None
+
+
+def trail_header(trail: Trail) -> str | None:
+    """The ``X-Fallback-Trail`` value, or None when no attempt failed."""
+    if not trail:
+        return None
+    labels = [header_safe(entry.label) for entry in trail[: rules.TRAIL_MAX_ENTRIES]]
+    hidden = len(trail) - len(labels)
+    while True:
+        more = f"+{hidden} more" if hidden else ""
+        text = "; ".join([*labels, more] if more else labels)
+        if len(text) <= rules.TRAIL_MAX_CHARS:
+            return text
+        labels.pop()
+        hidden += 1

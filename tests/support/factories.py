@@ -1,0 +1,57 @@
+"""Builders shared by the core tests: providers, candidates and a fake clock."""
+
+from __future__ import annotations
+
+from gateway.core.attempt import Candidate
+from gateway.core.config import Provider, SealedKey
+from gateway.core.loop import Clock
+
+# 2023-11-14 22:13:20 UTC: far from a UTC midnight, so quota cooldowns are not floored.
+T0 = 1_700_000_000_000
+
+
+def provider(
+    id_: int = 1,
+    *,
+    models: tuple[str, ...] = ("m",),
+    priority: int = 100,
+    timeout_ms: int | None = None,
+    enabled: bool = True,
+    name: str | None = None,
+) -> Provider:
+    return Provider(
+        id=id_,
+        name=name or f"p{id_}",
+        platform="custom",
+        base_url="http://upstream.invalid/v1",
+        models=models,
+        priority=priority,
+        timeout_ms=timeout_ms,
+        enabled=enabled,
+        sealed_key=SealedKey("00", "00", "00"),
+        created_at=0,
+        updated_at=0,
+    )
+
+
+def candidate(id_: int = 1, model: str = "m") -> Candidate:
+    return Candidate(provider(id_, models=(model,)), model)
+
+
+class FakeClock:
+    """An int the test advances; ``sleep`` advances it and records the wait."""
+
+    def __init__(self, now: int = T0) -> None:
+        self.now = now
+        self.slept: list[int] = []
+
+    def now_ms(self) -> int:
+        return self.now
+
+    async def sleep(self, ms: int) -> None:
+        self.slept.append(ms)
+        self.now += ms
+
+    @property
+    def clock(self) -> Clock:
+        return Clock(self.now_ms, self.sleep)

@@ -1,0 +1,437 @@
+"""The fallback loop (SPEC §4, §5.4) against a scripted fake upstream and a fake clock."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from support.factories import T0, FakeClock, candidate, provider
+from gateway.core import rules
+from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
+from gateway.core.chain import build_chain
+from gateway.core.classify import classify
+from gateway.core.config import Provider, Settings
+from gateway.core.loop import run_loop
+from gateway.core.outcome import CallerError, Exhausted, LoopResult, Served, format_eta
+from gateway.core.state import RouterState
+
+S, M, H = rules.SECOND_MS, rules.MINUTE_MS, rules.HOUR_MS
+CEILING = rules.DEFAULT_COOLDOWN_CEILING_MS
+TIMEOUT = object()  # the fake upstream never answers: the attempt times out
+DEFAULTS = Settings()
+
+
+def ok(latency_ms: int = 100) -> Delivered:
+    return Delivered("response", latency_ms)
+
+
+def http(status: int, body: str = "", latency_ms: int = 100, **headers: str) -> Observed:
+    return Observed(status=status, headers={k.replace("_", "-"): v for k, v in headers.items()},
+                    body=body, latency_ms=latency_ms)  # fmt: skip
+
+
+NETWORK = Observed(defect=Defect.NETWORK)
+KEY_UNREADABLE = Observed(
+    defect=Defect.KEY_UNREADABLE, detail="the key of provider 'p1' cannot be decrypted"
+)
+CONTEXT = http(400, '{"error":{"code":"context_length_exceeded","message":"too long"}}')
+
+
+@dataclass
+class Upstream:
+    """Scripted answers by (provider id, model) or provider id; the last answer repeats.
+    Each call advances the fake clock by the answer's latency (a timeout: by the timeout)."""
+
+    clock: FakeClock
+    script: dict[Any, list[Any]]
+    calls: list[tuple[int, str, int]] = field(default_factory=list)
+
+    async def __call__(self, candidate: Candidate, timeout_ms: int) -> Outcome:
+        key = (candidate.provider.id, candidate.model)
+        self.calls.append((*key, timeout_ms))
+        queue = self.script.get(key) or self.script[candidate.provider.id]
+        answer = queue.pop(0) if len(queue) > 1 else queue[0]
+        if answer is TIMEOUT:
+            self.clock.now += timeout_ms
+            return Observed(defect=Defect.TIMEOUT, latency_ms=timeout_ms)
+        assert isinstance(answer, (Delivered, Observed))
+        self.clock.now += answer.latency_ms
+        return answer
+
+    def tried(self) -> list[tuple[int, str]]:
+        return [(id_, model) for id_, model, _ in self.calls]
+
+
+@dataclass
+class Run:
+    result: LoopResult
+    upstream: Upstream
+    state: RouterState
+    clock: FakeClock
+
+
+def run(
+    providers: list[Provider],
+    script: dict[Any, list[Any]],
+    model: str | None = None,
+    *,
+    settings: Settings = DEFAULTS,
+    state: RouterState | None = None,
+    now: int = T0,
+) -> Run:
+    state = state or RouterState()
+    clock = FakeClock(now)
+    upstream = Upstream(clock, script)
+    chain = build_chain(providers, model, state, clock.now)
+    result = asyncio.run(
+        run_loop(chain, upstream, settings=settings, state=state, clock=clock.clock)
+    )
+    return Run(result, upstream, state, clock)
+
+
+THREE = [provider(1), provider(2), provider(3)]
+
+
+# --- Serving ---------------------------------------------------------------------------------
+
+
+def test_first_candidate_serves_with_no_trail():
+    r = run(THREE, {1: [ok(250)]})
+
+    assert isinstance(r.result, Served)
+    assert r.result.candidate.provider.id == 1
+    assert (r.result.trail, r.result.degraded_from, r.result.latency_ms) == ((), None, 250)
+    assert r.upstream.tried() == [(1, "m")]
+    stats = r.state.memory.stats(1, "m")
+    assert stats is not None and stats.latency_ms == 250
+
+
+def test_failure_then_next_serves_and_the_failure_is_recorded():
+    r = run(THREE, {1: [http(401)], 2: [ok()]})
+
+    assert isinstance(r.result, Served) and r.result.candidate.provider.id == 2
+    assert [e.label for e in r.result.trail] == ["p1/m: auth"]
+    cooldown = r.state.ledger.blocking(1, "m", r.clock.now)
+    assert cooldown is not None and cooldown.source == "heuristic"
+    assert cooldown.until_ms - T0 - 100 == rules.AUTH_COOLDOWN_MS
+    stats = r.state.memory.stats(1, "m")
+    assert stats is not None and stats.success == 0.0
+
+
+def test_degraded_answer_names_the_model_asked_for():
+    providers = [provider(1, models=("wanted",)), provider(2, models=("other",))]
+
+    r = run(providers, {1: [http(503)], 2: [ok()]}, "wanted")
+
+    assert isinstance(r.result, Served)
+    assert (r.result.candidate.model, r.result.degraded_from) == ("other", "wanted")
+
+
+def test_served_by_the_model_asked_for_is_not_degraded():
+    r = run(THREE, {1: [http(429, retry_after="30")], 2: [ok()]}, "m")
+
+    assert isinstance(r.result, Served) and r.result.degraded_from is None
+
+
+# --- Exhaustion (SPEC §4 table) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("script", "settings", "status", "type_", "code"),
+    [
+        pytest.param({1: [http(401)], 2: [http(401)], 3: [http(401)]}, Settings(),
+                     502, "provider_error", "provider_authentication_failed", id="all-auth"),
+        pytest.param({1: [CONTEXT], 2: [CONTEXT], 3: [CONTEXT]}, Settings(),
+                     413, "invalid_request_error", "context_length_exceeded", id="all-context"),
+        pytest.param({1: [http(404)], 2: [http(404)], 3: [http(404)]}, Settings(),
+                     404, "invalid_request_error", "model_not_found", id="all-model-not-found"),
+        pytest.param({1: [http(503)], 2: [http(503)], 3: [ok()]},
+                     Settings(max_consecutive_upstream_fails=2),
+                     503, "service_unavailable", "upstream_unhealthy", id="breaker"),
+        pytest.param({1: [http(401)], 2: [http(401)], 3: [ok()]},
+                     Settings(max_consecutive_upstream_fails=2),
+                     502, "provider_error", "provider_authentication_failed",
+                     id="all-auth-outranks-breaker"),
+        pytest.param({1: [http(429)], 2: [http(402)], 3: [http(403)]}, Settings(),
+                     429, "rate_limit_error", "rate_limit_exceeded", id="rate-credit-tier"),
+        pytest.param({1: [http(429, '{"error":{"message":"daily quota"}}')], 2: [http(429)],
+                      3: [http(429)]}, Settings(),
+                     429, "rate_limit_error", "rate_limit_exceeded", id="quota-and-rate"),
+        pytest.param({1: [http(429)], 2: [http(503)], 3: [http(429)]}, Settings(),
+                     502, "provider_error", "upstream_failed", id="mix-429-503"),
+        pytest.param({1: [NETWORK], 2: [http(500)], 3: [TIMEOUT]}, Settings(),
+                     502, "provider_error", "upstream_failed", id="network-5xx-timeout"),
+        pytest.param({1: [KEY_UNREADABLE], 2: [http(429)], 3: [http(429)]}, Settings(),
+                     429, "rate_limit_error", "rate_limit_exceeded",
+                     id="unreadable-key-does-not-mask-the-class"),
+        pytest.param({1: [KEY_UNREADABLE], 2: [KEY_UNREADABLE], 3: [KEY_UNREADABLE]}, Settings(),
+                     502, "provider_error", "upstream_failed", id="only-unreadable-keys"),
+    ],
+)  # fmt: skip
+def test_exhaustion_status(script, settings, status, type_, code):
+    r = run(THREE, script, settings=settings)
+
+    assert isinstance(r.result, Exhausted)
+    assert (r.result.status, r.result.type, r.result.code) == (status, type_, code)
+    assert r.result.status != 500
+
+
+def test_breaker_stops_after_that_many_failures():
+    r = run(THREE, {1: [http(503)], 2: [http(503)], 3: [ok()]},
+            settings=Settings(max_consecutive_upstream_fails=2))  # fmt: skip
+
+    assert r.upstream.tried() == [(1, "m"), (2, "m")]
+
+
+def test_breaker_is_off_by_default():
+    r = run(THREE, {1: [http(503)], 2: [http(503)], 3: [ok()]})
+
+    assert isinstance(r.result, Served)
+
+
+def test_rate_limit_exhaustion_carries_retry_at_cooldowns_and_an_honest_message():
+    r = run(THREE, {1: [http(429, '{"error":{"message":"slow down, Bearer sk-secret12345"}}')],
+                    2: [http(402)], 3: [http(403)]})  # fmt: skip
+
+    result = r.result
+    assert isinstance(result, Exhausted)
+    assert result.retry_at_ms == T0 + 100 + rules.LADDER_MS[0]
+    assert [c.provider_id for c in result.cooldowns] == [1, 2, 3]
+    assert result.retry_after_s(r.clock.now) == 90
+    assert "Soonest reset ~90s" in result.message
+    assert "p1/m: rate_limited (429 slow down, Bearer [redacted])" in result.message
+    assert "p2/m: out_of_credits" in result.message and "p3/m: forbidden" in result.message
+    assert "sk-secret" not in result.message
+
+
+def test_unreadable_key_names_the_provider_and_skips_its_other_models():
+    providers = [provider(1, models=("a", "b")), provider(2)]
+
+    r = run(providers, {1: [KEY_UNREADABLE], 2: [http(503)]})
+
+    assert isinstance(r.result, Exhausted)
+    assert r.upstream.tried() == [(1, "a"), (2, "m")]
+    expected = "p1/a: key_unreadable (the key of provider 'p1' cannot be decrypted)"
+    assert expected in r.result.message
+    assert not r.state.ledger.is_cooling(1, "a", r.clock.now)
+
+
+def test_empty_chain_is_no_providers_configured():
+    r = run([provider(1, enabled=False)], {})
+
+    assert isinstance(r.result, Exhausted)
+    assert (r.result.status, r.result.code) == (503, "no_providers_configured")
+
+
+# --- Everything cooling, half-open probes ----------------------------------------------------
+
+
+def cool_all(state: RouterState, status: int, at: int = T0) -> None:
+    failure = classify(Observed(status=status, body='{"error":{"message":"busy"}}'), at)
+    for id_ in (1, 2, 3):
+        state.ledger.record_failure(candidate(id_), failure, at, CEILING)
+
+
+def test_all_cooled_is_429_with_cooldowns_and_no_attempt():
+    state = RouterState()
+    cool_all(state, 402)
+
+    r = run(THREE, {}, state=state, now=T0 + H)
+
+    result = r.result
+    assert isinstance(result, Exhausted)
+    assert (result.status, result.code, result.trail) == (429, "rate_limit_exceeded", ())
+    assert r.upstream.calls == []
+    assert result.retry_at_ms == T0 + rules.DAY_MS
+    assert [c.to_wire(r.clock.now)["remainingMs"] for c in result.cooldowns] == [23 * H] * 3
+    assert "p1: credit, 402 busy, ready in ~23h" in result.message
+    assert "Soonest reset ~23h" in result.message
+
+
+def test_all_cooled_probe_ready_provider_is_probed_and_serves():
+    state = RouterState()
+    cool_all(state, 503)
+
+    r = run(THREE, {1: [ok()]}, state=state, now=T0 + 50 * S)
+
+    assert isinstance(r.result, Served) and r.result.candidate.provider.id == 1
+    assert r.upstream.calls == [(1, "m", rules.PROBE_TIMEOUT_MS)]
+    assert not state.ledger.is_cooling(1, "m", r.clock.now)
+    assert state.ledger.is_cooling(2, "m", r.clock.now)
+
+
+def test_failed_probes_defer_and_leave_the_cooldown_alone():
+    state = RouterState()
+    cool_all(state, 503)
+    before = state.ledger.active(T0)
+
+    r = run(THREE, {1: [http(503)], 2: [http(503)], 3: [http(503)]}, state=state,
+            now=T0 + 50 * S)  # fmt: skip
+
+    assert isinstance(r.result, Exhausted) and len(r.result.trail) == 3
+    assert [timeout for *_, timeout in r.upstream.calls] == [rules.PROBE_TIMEOUT_MS] * 3
+    assert state.ledger.active(T0) == before
+    probe_ended = T0 + 50 * S + 100  # each scripted answer takes 100 ms
+    assert not state.ledger.probe_ready(1, probe_ended + rules.PROBE_DEFER_BASE_MS - 1)
+    assert state.ledger.probe_ready(1, probe_ended + rules.PROBE_DEFER_BASE_MS)
+
+
+def test_beyond_a_recovered_primary_is_probed_before_the_usable_candidate():
+    state = RouterState()
+    state.ledger.record_failure(candidate(1), classify(http(503), T0), T0, CEILING)
+
+    r = run(THREE, {1: [ok()], 2: [ok()]}, state=state, now=T0 + 50 * S)
+
+    assert isinstance(r.result, Served) and r.result.candidate.provider.id == 1
+    assert r.upstream.calls == [(1, "m", rules.PROBE_TIMEOUT_MS)]
+
+
+def test_probe_in_flight_elsewhere_is_not_probed_again():
+    state = RouterState()
+    cool_all(state, 503)
+    for id_ in (1, 2, 3):
+        state.ledger.begin_probe(id_)
+
+    r = run(THREE, {}, state=state, now=T0 + 50 * S)
+
+    assert isinstance(r.result, Exhausted) and r.result.status == 429
+    assert r.upstream.calls == []
+
+
+# --- Budget and timeouts ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("timeout_ms", "expected"),
+    [
+        pytest.param(None, [15 * S, 15 * S, 15 * S], id="default-15s-three-fit"),
+        pytest.param(20 * S, [20 * S, 20 * S, 5 * S], id="clamped-to-what-is-left"),
+        pytest.param(7 * S, [7 * S] * 5, id="provider-timeout"),
+    ],
+)
+def test_per_attempt_timeout_and_total_budget(timeout_ms, expected):
+    providers = [provider(i, timeout_ms=timeout_ms) for i in range(1, 6)]
+
+    r = run(providers, {i: [TIMEOUT] for i in range(1, 6)})
+
+    assert [timeout for *_, timeout in r.upstream.calls] == expected
+    assert isinstance(r.result, Exhausted) and r.result.code == "upstream_failed"
+
+
+def test_budget_stop_is_said_in_the_message():
+    r = run([provider(i) for i in range(1, 6)], {i: [TIMEOUT] for i in range(1, 6)})
+
+    assert isinstance(r.result, Exhausted)
+    assert "stopped early: time budget 45s exceeded" in r.result.message
+    assert len(r.result.trail) == 3
+
+
+# --- Same-model retries ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "script", "settings", "tried", "slept"),
+    [
+        pytest.param("m", {1: [http(503), ok()]}, Settings(), [1, 1], [], id="5xx-retried-at-once"),
+        pytest.param("m", {1: [NETWORK, ok()]}, Settings(), [1, 1], [], id="reset-retried-at-once"),
+        pytest.param("m", {1: [http(429, retry_after="2"), ok()]}, Settings(), [1, 1], [2000],
+                     id="429-short-retry-after-waited-then-retried"),
+        pytest.param("m", {1: [http(429, retry_after="3")], 2: [ok()]}, Settings(), [1, 1, 2],
+                     [3000], id="429-at-the-limit-retried-once"),
+        pytest.param("m", {1: [http(429, retry_after="5")], 2: [ok()]}, Settings(), [1, 2], [],
+                     id="429-longer-than-the-setting-moves-on"),
+        pytest.param("m", {1: [http(429, retry_after="2")], 2: [ok()]},
+                     Settings(same_model_retry_max_ms=0), [1, 2], [], id="setting-0-disables"),
+        pytest.param("m", {1: [http(429)], 2: [ok()]}, Settings(), [1, 2], [],
+                     id="429-without-retry-after-moves-on"),
+        pytest.param("m", {1: [http(503)], 2: [ok()]}, Settings(), [1, 1, 2], [],
+                     id="retried-only-once"),
+        pytest.param("m", {1: [TIMEOUT], 2: [ok()]}, Settings(), [1, 2], [],
+                     id="timeout-not-retried"),
+        pytest.param(None, {1: [http(503)], 2: [ok()]}, Settings(), [1, 2], [],
+                     id="auto-never-retries"),
+        pytest.param("elsewhere", {1: [http(503)], 2: [ok()]}, Settings(), [1, 2], [],
+                     id="degraded-step-never-retries"),
+    ],
+)  # fmt: skip
+def test_same_model_retry(model, script, settings, tried, slept):
+    r = run(THREE, script, model, settings=settings)
+
+    assert [id_ for id_, *_ in r.upstream.calls] == tried
+    assert r.clock.slept == slept
+    assert isinstance(r.result, Served)
+
+
+def test_429_retry_waits_only_when_the_budget_allows():
+    script: dict[Any, list[Any]] = {1: [http(429, latency_ms=44 * S, retry_after="2")], 2: [ok()]}
+
+    r = run(THREE, script, "m")
+
+    assert r.clock.slept == []
+    assert r.upstream.calls == [(1, "m", 15 * S), (2, "m", 1 * S)]
+
+
+def test_successful_retry_clears_the_cooldown_of_the_first_failure():
+    r = run(THREE, {1: [http(503), ok()]}, "m")
+
+    assert not r.state.ledger.is_cooling(1, "m", r.clock.now)
+    assert isinstance(r.result, Served) and len(r.result.trail) == 1
+
+
+# --- Moving on: context, caller errors, cooling within the request ---------------------------
+
+
+def test_context_too_long_skips_every_candidate_with_that_model_without_cooldown():
+    providers = [provider(1, models=("big",)), provider(2, models=("big", "small"))]
+
+    r = run(providers, {1: [CONTEXT], 2: [ok()]})
+
+    assert r.upstream.tried() == [(1, "big"), (2, "small")]
+    assert isinstance(r.result, Served) and r.result.candidate.model == "small"
+    assert r.state.ledger.active(r.clock.now) == []
+
+
+def test_caller_4xx_is_returned_at_once_without_cooldown():
+    r = run(THREE, {1: [http(503)], 2: [http(400, '{"error":{"message":"bad field"}}')]})
+
+    result = r.result
+    assert isinstance(result, CallerError)
+    assert result.observed.status == 400 and result.candidate.provider.id == 2
+    assert [e.label for e in result.trail] == ["p1/m: upstream_error"]
+    assert r.upstream.tried() == [(1, "m"), (2, "m")]
+    assert not r.state.ledger.is_cooling(2, "m", r.clock.now)
+
+
+def test_provider_cooled_earlier_in_the_request_is_not_tried_again():
+    providers = [provider(1, models=("a", "b")), provider(2)]
+
+    r = run(providers, {1: [http(503)], 2: [ok()]})
+
+    assert r.upstream.tried() == [(1, "a"), (2, "m")]
+
+
+# --- Small formats ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ms", "expected"),
+    [
+        pytest.param(500, "~1s", id="under-a-second-rounds-up"),
+        pytest.param(45 * S, "~45s", id="seconds"),
+        pytest.param(89_001, "~90s", id="just-under-90s"),
+        pytest.param(12 * M, "~12m", id="minutes"),
+        pytest.param(3 * H, "~3h", id="hours"),
+    ],
+)
+def test_format_eta(ms, expected):
+    assert format_eta(ms) == expected
+
+
+def test_retry_after_header_rounds_up():
+    result = Exhausted(429, "rate_limit_error", "rate_limit_exceeded", "", T0 + 61_500, (), ())
+
+    assert result.retry_after_s(T0) == 62
+    assert result.retry_after_s(T0 + 70 * S) == 0
