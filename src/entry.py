@@ -9,16 +9,15 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from workers import Request, WorkerEntrypoint
 
 from gateway.errors import GatewayError, MethodNotAllowedError, NotFoundError, error_body
 from gateway.responses import json_response, preflight_response
-from gateway.routes import admin, chat, page
+from gateway.routes import Call, admin, chat, cooldowns, page
 from gateway.shell.http import IncomingRequest, JsResponse
 
-Handler = Callable[[IncomingRequest, Any, dict[str, str]], Awaitable[JsResponse]]
+Handler = Callable[[Call], Awaitable[JsResponse]]
 
 logger = logging.getLogger("fllmapi")
 
@@ -32,6 +31,9 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", "/api/admin/settings", admin.get_settings),
     ("PUT", "/api/admin/settings", admin.put_settings),
     ("PUT", "/api/admin/tokens", admin.put_tokens),
+    ("GET", "/api/admin/status", cooldowns.status),
+    ("POST", "/api/admin/cooldowns/clear", cooldowns.clear_cooldowns),
+    ("POST", "/api/admin/cooldowns/verify", cooldowns.verify_cooldowns),
 ]
 
 
@@ -75,6 +77,6 @@ class Default(WorkerEntrypoint):
             return preflight_response()
         try:
             handler, params = match(incoming.method, incoming.path)
-            return await handler(incoming, self.env, params)
+            return await handler(Call(incoming, self.env, self.ctx, params))
         except Exception as exc:  # noqa: BLE001 - the one place errors become answers
             return error_response(exc)

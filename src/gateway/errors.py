@@ -11,7 +11,8 @@ Every class carries the HTTP status and the OpenAI error ``type``/``code`` it an
     ├── MethodNotAllowedError         405
     ├── ConflictError                 409
     ├── NoProvidersError              503 no_providers_configured
-    ├── ProviderError                 502 provider_error (the upstream failed)
+    ├── RoutingError                  the fallback loop's answer when nothing served (SPEC §4):
+    │                                 status and type from the outcome, 429s with retryAtMs
     └── ShellError                    a JS-side failure, mapped at the call (raised ``from`` it)
         ├── StorageError              D1 failed (500 storage_error)
         └── CryptoError               a key cannot be encrypted/decrypted (500 crypto_error)
@@ -34,7 +35,7 @@ __all__ = [
     "MethodNotAllowedError",
     "NoProvidersError",
     "NotFoundError",
-    "ProviderError",
+    "RoutingError",
     "ShellError",
     "StorageError",
     "error_body",
@@ -122,10 +123,27 @@ class NoProvidersError(GatewayError):
         )
 
 
-class ProviderError(GatewayError):
-    status = 502
-    type = "provider_error"
-    code = "upstream_failed"
+class RoutingError(GatewayError):
+    """Status, type and code come from the loop's outcome; ``extra`` goes into the error object
+    (``retryAtMs``, ``cooldowns``)."""
+
+    def __init__(
+        self,
+        status: int,
+        type_: str,
+        code: str,
+        message: str,
+        *,
+        extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message, code=code, headers=headers)
+        self.status = status
+        self.type = type_
+        self.extra = extra or {}
+
+    def body(self) -> dict[str, Any]:
+        return error_body(self.message, self.type, self.code, **self.extra)
 
 
 class ShellError(GatewayError):

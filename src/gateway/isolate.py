@@ -6,14 +6,17 @@ safe to lose at any time: everything here is rebuilt from D1 and env.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.core.config import SETTINGS, Config, ConfigCache, build_config
+from gateway.core.loop import Clock
+from gateway.core.state import RouterState
 from gateway.shell import d1
 
-__all__ = ["Isolate", "current", "load_config", "now_ms"]
+__all__ = ["CLOCK", "Isolate", "current", "load_config", "now_ms"]
 
 # The env names the snapshot reads: the settings' variables and the three secrets.
 _ENV_NAMES = (*(s.env for s in SETTINGS), "API_TOKEN", "ADMIN_TOKEN", "ENCRYPTION_KEY")
@@ -22,6 +25,7 @@ _ENV_NAMES = (*(s.env for s in SETTINGS), "API_TOKEN", "ADMIN_TOKEN", "ENCRYPTIO
 @dataclass
 class Isolate:
     configs: ConfigCache = field(default_factory=ConfigCache)
+    router: RouterState = field(default_factory=RouterState)  # cooldowns and speed memory
 
 
 _current: Isolate | None = None
@@ -36,6 +40,14 @@ def current() -> Isolate:
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+async def _sleep(ms: int) -> None:
+    await asyncio.sleep(ms / 1000)
+
+
+# The fallback loop's clock: the wall clock (Workers advance it across I/O).
+CLOCK = Clock(now_ms, _sleep)
 
 
 def _env_values(env: Any) -> dict[str, str]:

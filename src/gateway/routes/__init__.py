@@ -1,3 +1,23 @@
-"""One module per surface. A handler is ``async (request, env, params) -> JsResponse``: it reads
-and validates its input, calls the core, and builds the answer; errors are raised as
+"""One module per surface. A handler is ``async (call: Call) -> JsResponse``: it reads and
+validates its input, calls the core, and builds the answer; errors are raised as
 ``gateway.errors`` exceptions and rendered by ``entry``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.shell.http import IncomingRequest
+
+__all__ = ["Call"]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One request as a handler sees it: the request, the Worker's ``env`` (bindings and
+    variables), its ``ctx`` (``waitUntil``) and the path parameters."""
+
+    request: IncomingRequest
+    env: Any
+    ctx: Any
+    params: dict[str, str]

@@ -9,17 +9,19 @@ from __future__ import annotations
 from typing import Any
 
 from gateway import isolate
-from gateway.core.config import SETTINGS_BY_KEY, Provider, parse_setting
+from gateway.core.config import SETTINGS_BY_KEY, Config, Provider, parse_setting
 from gateway.core.tokens import hint, token_matches
 from gateway.errors import CryptoError, InvalidRequestError, NotFoundError
 from gateway.responses import json_response
+from gateway.routes import Call
 from gateway.routes.auth import require_admin
 from gateway.routes.body import read_json, validate
 from gateway.shell import crypto, d1
-from gateway.shell.http import IncomingRequest, JsResponse
+from gateway.shell.http import JsResponse
 from gateway.wire.admin import ProviderCreate, ProviderUpdate, TokensUpdate
 
 __all__ = [
+    "admin_config",
     "create_provider",
     "delete_provider",
     "get_settings",
@@ -35,9 +37,10 @@ ADMIN_BODY_LIMIT = 64 * 1024
 _NULLABLE = {"timeout_ms", "api_key"}
 
 
-async def _admin(request: IncomingRequest, env: Any):
-    config = await isolate.load_config(env)
-    require_admin(request, config)
+async def admin_config(call: Call) -> Config:
+    """The configuration, once the caller proved to be the admin."""
+    config = await isolate.load_config(call.env)
+    require_admin(call.request, config)
     return config
 
 
@@ -69,33 +72,37 @@ def _provider_id(params: dict[str, str]) -> int:
     return int(params["id"])
 
 
-def _changed() -> None:
-    isolate.current().configs.invalidate()
+def _changed(provider_id: int | None = None) -> None:
+    """An admin write: drop the snapshot, and a touched provider's cooldowns and speed memory."""
+    state = isolate.current()
+    state.configs.invalidate()
+    if provider_id is not None:
+        state.router.forget_provider(provider_id)
 
 
-async def list_providers(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
-    config = await _admin(request, env)
-    providers = await d1.load_providers(env.DB)
+async def list_providers(call: Call) -> JsResponse:
+    config = await admin_config(call)
+    providers = await d1.load_providers(call.env.DB)
     listed = [_provider_json(p, await _plain_key(p, config.encryption_key)) for p in providers]
     return json_response({"providers": listed})
 
 
-async def create_provider(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
-    config = await _admin(request, env)
-    _, data = await read_json(request, ADMIN_BODY_LIMIT)
+async def create_provider(call: Call) -> JsResponse:
+    config = await admin_config(call)
+    _, data = await read_json(call.request, ADMIN_BODY_LIMIT)
     body = validate(ProviderCreate, data)
     sealed = await crypto.seal(body.api_key, config.encryption_key)
     columns = body.model_dump(exclude={"api_key"})
     columns |= {"encrypted_key": sealed.ciphertext, "iv": sealed.iv, "auth_tag": sealed.tag}
-    provider_id = await d1.insert_provider(env.DB, columns, isolate.now_ms())
+    provider_id = await d1.insert_provider(call.env.DB, columns, isolate.now_ms())
     _changed()
-    provider = await d1.get_provider(env.DB, provider_id)
+    provider = await d1.get_provider(call.env.DB, provider_id)
     return json_response({"provider": _provider_json(provider, body.api_key)}, status=201)
 
 
-async def update_provider(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
-    config = await _admin(request, env)
-    _, data = await read_json(request, ADMIN_BODY_LIMIT)
+async def update_provider(call: Call) -> JsResponse:
+    config = await admin_config(call)
+    _, data = await read_json(call.request, ADMIN_BODY_LIMIT)
     body = validate(ProviderUpdate, data)
     fields = body.model_dump(include=body.model_fields_set)
     for name, value in fields.items():
@@ -105,37 +112,37 @@ async def update_provider(request: IncomingRequest, env: Any, params: dict[str, 
     if api_key:
         sealed = await crypto.seal(api_key, config.encryption_key)
         fields |= {"encrypted_key": sealed.ciphertext, "iv": sealed.iv, "auth_tag": sealed.tag}
-    provider_id = _provider_id(params)
-    if not await d1.update_provider(env.DB, provider_id, fields, isolate.now_ms()):
+    provider_id = _provider_id(call.params)
+    if not await d1.update_provider(call.env.DB, provider_id, fields, isolate.now_ms()):
         raise NotFoundError(f"No provider with id {provider_id}.")
-    _changed()
-    provider = await d1.get_provider(env.DB, provider_id)
+    _changed(provider_id)
+    provider = await d1.get_provider(call.env.DB, provider_id)
     plain = api_key or await _plain_key(provider, config.encryption_key)
     return json_response({"provider": _provider_json(provider, plain)})
 
 
-async def delete_provider(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
-    await _admin(request, env)
-    provider_id = _provider_id(params)
-    if not await d1.delete_provider(env.DB, provider_id):
+async def delete_provider(call: Call) -> JsResponse:
+    await admin_config(call)
+    provider_id = _provider_id(call.params)
+    if not await d1.delete_provider(call.env.DB, provider_id):
         raise NotFoundError(f"No provider with id {provider_id}.")
-    _changed()
+    _changed(provider_id)
     return json_response({"deleted": provider_id})
 
 
-def _settings_json(config) -> dict[str, Any]:
+def _settings_json(config: Config) -> dict[str, Any]:
     values = config.setting_values
     return {"settings": {key: {"value": v.value, "source": v.source} for key, v in values.items()}}
 
 
-async def get_settings(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
-    config = await _admin(request, env)
+async def get_settings(call: Call) -> JsResponse:
+    config = await admin_config(call)
     return json_response(_settings_json(config))
 
 
-async def put_settings(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
-    await _admin(request, env)
-    _, data = await read_json(request, ADMIN_BODY_LIMIT)
+async def put_settings(call: Call) -> JsResponse:
+    await admin_config(call)
+    _, data = await read_json(call.request, ADMIN_BODY_LIMIT)
     if not isinstance(data, dict):
         raise InvalidRequestError("The request body must be a JSON object.", param="body")
     parsed: dict[str, int | None] = {}
@@ -150,16 +157,16 @@ async def put_settings(request: IncomingRequest, env: Any, params: dict[str, str
             )
     for key, value in parsed.items():
         if value is None:
-            await d1.delete_setting(env.DB, key)
+            await d1.delete_setting(call.env.DB, key)
         else:
-            await d1.put_setting(env.DB, key, str(value))
+            await d1.put_setting(call.env.DB, key, str(value))
     _changed()
-    return json_response(_settings_json(await isolate.load_config(env)))
+    return json_response(_settings_json(await isolate.load_config(call.env)))
 
 
-async def put_tokens(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
-    config = await _admin(request, env)
-    _, data = await read_json(request, ADMIN_BODY_LIMIT)
+async def put_tokens(call: Call) -> JsResponse:
+    config = await admin_config(call)
+    _, data = await read_json(call.request, ADMIN_BODY_LIMIT)
     body = validate(TokensUpdate, data)
     api_token = body.api_token or config.api_token
     admin_token = body.admin_token or config.admin_token
@@ -167,6 +174,6 @@ async def put_tokens(request: IncomingRequest, env: Any, params: dict[str, str])
         raise InvalidRequestError("The API token and the admin token must differ.", param="api_token")
     for key, value in (("api_token", body.api_token), ("admin_token", body.admin_token)):
         if value is not None:
-            await d1.put_setting(env.DB, key, value)
+            await d1.put_setting(call.env.DB, key, value)
     _changed()
     return json_response({"api_token_hint": hint(api_token), "admin_token_hint": hint(admin_token)})

@@ -1,18 +1,22 @@
-"""``POST /v1/chat/completions`` (SPEC §2): authenticate, validate, route, answer."""
+"""``POST /v1/chat/completions`` (SPEC §2–§4): authenticate, validate, build the chain, run the
+fallback loop, and answer with what served it — or honestly with why nothing did."""
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
 
 from gateway import isolate
-from gateway.core import rules
-from gateway.core.attempt import Candidate, Delivered
-from gateway.core.config import Provider
-from gateway.errors import NoProvidersError, ProviderError
+from gateway.core.chain import build_chain
+from gateway.core.loop import run_loop
+from gateway.core.outcome import CallerError, Exhausted, Served
+from gateway.core.trail import Trail, attempts_header, header_safe, trail_header
+from gateway.errors import RoutingError
 from gateway.responses import CORS_HEADERS, sse_headers
+from gateway.routes import Call
 from gateway.routes.auth import require_api
 from gateway.routes.body import read_json, validate
-from gateway.shell.http import IncomingRequest, JsResponse, UpstreamResponse, respond
+from gateway.shell.http import JsResponse, respond
+from gateway.shell.stream import OpenedStream, Relay
 from gateway.upstream.openai import ChatBody, OpenAIUpstream
 from gateway.wire import headers as h
 from gateway.wire.chat import ChatRequest
@@ -20,39 +24,60 @@ from gateway.wire.chat import ChatRequest
 __all__ = ["chat_completions"]
 
 
-def _first_candidate(providers: tuple[Provider, ...], chat: ChatRequest) -> Candidate:
-    if not chat.is_auto:
-        for provider in providers:
-            if chat.model in provider.models:
-                return Candidate(provider, chat.model)
-    provider = providers[0]
-    return Candidate(provider, provider.models[0])
+def _trail_headers(trail: Trail) -> dict[str, str]:
+    attempts, text = attempts_header(trail), trail_header(trail)
+    return {h.FALLBACK_ATTEMPTS: attempts, h.FALLBACK_TRAIL: text} if attempts and text else {}
 
 
-def _served(answer: UpstreamResponse, candidate: Candidate, chat: ChatRequest) -> JsResponse:
-    routing = {h.ROUTED_VIA: f"{candidate.provider.name}/{candidate.model}"}
-    if not chat.is_auto and candidate.model != chat.model:
-        routing[h.FALLBACK_FROM] = chat.model
-    if chat.streaming:
-        headers = sse_headers(routing)
-    else:
-        content_type = answer.header("content-type") or "application/json"
-        headers = {"content-type": content_type, **CORS_HEADERS, **routing}
-    return respond(answer.body, answer.status, headers)
+def _served(call: Call, served: Served, stream_stall_ms: int) -> JsResponse:
+    candidate = served.candidate
+    routing = {h.ROUTED_VIA: header_safe(f"{candidate.provider.name}/{candidate.model}")}
+    if served.degraded_from is not None:
+        routing[h.FALLBACK_FROM] = header_safe(served.degraded_from)
+    routing |= _trail_headers(served.trail)
+    if isinstance(served.handle, OpenedStream):
+        relay = Relay(served.handle, stream_stall_ms, routing[h.ROUTED_VIA])
+        # The pump outlives the handler: the answer's body is fed while the caller reads it.
+        call.ctx.waitUntil(asyncio.ensure_future(relay.run()))
+        return respond(relay.readable, 200, sse_headers(routing))
+    answer = served.handle
+    content_type = answer.header("content-type") or "application/json"
+    return respond(answer.body, answer.status, {"content-type": content_type, **CORS_HEADERS, **routing})
 
 
-async def chat_completions(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
-    config = await isolate.load_config(env)
-    require_api(request, config)
-    raw, data = await read_json(request, config.settings.max_body_bytes)
+def _caller_error(result: CallerError) -> JsResponse:
+    """The upstream's own 4xx, passed through as it is (SPEC §4: the caller's fault)."""
+    observed = result.observed
+    content_type = observed.headers.get("content-type", "application/json")
+    headers = {"content-type": content_type, **CORS_HEADERS, **_trail_headers(result.trail)}
+    candidate = result.candidate
+    headers[h.ROUTED_VIA] = header_safe(f"{candidate.provider.name}/{candidate.model}")
+    return respond(observed.body, observed.status or 400, headers)
+
+
+def _exhausted(result: Exhausted) -> RoutingError:
+    now_ms = isolate.now_ms()
+    extra: dict[str, object] = {}
+    headers = _trail_headers(result.trail)
+    if result.retry_at_ms is not None:
+        extra["retryAtMs"] = result.retry_at_ms
+        headers[h.RETRY_AFTER] = str(result.retry_after_s(now_ms))
+    if result.cooldowns:
+        extra["cooldowns"] = [c.to_wire(now_ms) for c in result.cooldowns]
+    return RoutingError(result.status, result.type, result.code, result.message, extra=extra, headers=headers)
+
+
+async def chat_completions(call: Call) -> JsResponse:
+    config = await isolate.load_config(call.env)
+    require_api(call.request, config)
+    raw, data = await read_json(call.request, config.settings.max_body_bytes)
     chat = validate(ChatRequest, data)
-    providers = config.enabled_providers
-    if not providers:
-        raise NoProvidersError()
-    candidate = _first_candidate(providers, chat)
+    state = isolate.current().router
+    chain = build_chain(list(config.enabled_providers), chat.model, state, isolate.now_ms())
     attempt = OpenAIUpstream(config, ChatBody(raw, data), chat.streaming)
-    outcome = await attempt(candidate, candidate.provider.timeout_ms or rules.DEFAULT_ATTEMPT_TIMEOUT_MS)
-    if isinstance(outcome, Delivered):
-        return _served(outcome.handle, candidate, chat)
-    what = outcome.detail or (outcome.defect or f"HTTP {outcome.status}")
-    raise ProviderError(f"{candidate.provider.name}/{candidate.model}: {what}")
+    result = await run_loop(chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK)
+    if isinstance(result, Served):
+        return _served(call, result, config.settings.stream_stall_ms)
+    if isinstance(result, CallerError):
+        return _caller_error(result)
+    raise _exhausted(result)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from gateway.shell.http import IncomingRequest, JsResponse, respond
+from gateway.routes import Call
+from gateway.shell.http import JsResponse, respond
 
 __all__ = ["config_page"]
 
@@ -16,5 +15,5 @@ under <code>/api/admin</code>. The config page comes next.</p></body></html>
 """
 
 
-async def config_page(request: IncomingRequest, env: Any, params: dict[str, str]) -> JsResponse:
+async def config_page(call: Call) -> JsResponse:
     return respond(_PAGE, 200, {"content-type": "text/html; charset=utf-8"})

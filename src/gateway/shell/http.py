@@ -50,11 +50,24 @@ class IncomingRequest:
 
 
 class UpstreamResponse:
-    """An upstream answer whose headers have arrived; the body is still a JS stream."""
+    """An upstream answer whose headers have arrived; the body is still a JS stream.
 
-    def __init__(self, js_response: Any) -> None:
+    The attempt timer is still armed: it aborts the body too, until ``disarm()``. The caller
+    disarms once the attempt counts as answered (after the headers for JSON, after the first
+    event for a stream), so a timeout also covers "headers, then nothing"."""
+
+    def __init__(self, js_response: Any, controller: Any, timer: Any) -> None:
         self._js = js_response
+        self._controller = controller
+        self._timer = timer
         self.status: int = int(js_response.status)
+
+    def disarm(self) -> None:
+        js.clearTimeout(self._timer)
+
+    @property
+    def timed_out(self) -> bool:
+        return bool(self._controller.signal.aborted)
 
     def header(self, name: str) -> str | None:
         return _str_or_none(self._js.headers.get(name))
@@ -82,20 +95,19 @@ def _plain(entries: dict[str, Any]) -> Any:
 async def post(
     url: str, headers: dict[str, str], body: str | bytes, timeout_ms: int
 ) -> UpstreamResponse | Defect:
-    """POST ``body`` to ``url``; the upstream's answer once its headers arrive, or the defect
-    (``TIMEOUT`` after ``timeout_ms`` without headers, ``NETWORK`` for any transport failure)."""
+    """POST ``body`` to ``url``; the upstream's answer once its headers arrive (timer still
+    armed, see ``UpstreamResponse``), or the defect: ``TIMEOUT`` after ``timeout_ms`` without
+    headers, ``NETWORK`` for any transport failure."""
     controller = js.AbortController.new()
-    # The timer is JS's own (abort bound to the controller): no Python callback per request, and
-    # it is cleared once the headers are in, so it never cuts the body that follows.
+    # The timer is JS's own (abort bound to the controller): no Python callback per request.
     timer = js.setTimeout(controller.abort.bind(controller), timeout_ms)
     options = _plain({"method": "POST", "headers": _plain(headers), "body": body, "signal": controller.signal})
     try:
         js_response = await js.fetch(url, options)
     except JsException:
-        return Defect.TIMEOUT if controller.signal.aborted else Defect.NETWORK
-    finally:
         js.clearTimeout(timer)
-    return UpstreamResponse(js_response)
+        return Defect.TIMEOUT if controller.signal.aborted else Defect.NETWORK
+    return UpstreamResponse(js_response, controller, timer)
 
 
 def respond(body: str | ReadableStream | None, status: int, headers: dict[str, str]) -> JsResponse:

@@ -1,7 +1,9 @@
 """The OpenAI-compatible adapter: one attempt against ``{base_url}/chat/completions``.
 
 It implements ``gateway.core.attempt.Attempt``: it never raises for an upstream problem, it
-reports what it saw as ``Delivered`` or ``Observed`` and leaves the meaning to the core.
+reports what it saw as ``Delivered`` or ``Observed`` and leaves the meaning to the core. For a
+stream, the attempt lasts until the first data event (SPEC §2.6): a bad start is still a failure
+the loop can fail over from; ``Delivered.handle`` is then the ``OpenedStream``.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from typing import Any
 
 from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
 from gateway.core.config import Config, Provider
+from gateway.core.sse import First
 from gateway.errors import CryptoError
 from gateway.shell import crypto, http
+from gateway.shell.stream import open_stream
 
-__all__ = ["ChatBody", "OpenAIUpstream", "provider_key"]
+__all__ = ["ChatBody", "OpenAIUpstream", "provider_key", "send_chat"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +50,49 @@ def _elapsed_ms(start: float) -> int:
     return int((time.monotonic() - start) * 1000)
 
 
+async def send_chat(
+    config: Config, candidate: Candidate, body: bytes | str, stream: bool, timeout_ms: int
+) -> Outcome:
+    """One chat completion request; see the module doc for what comes back."""
+    provider = candidate.provider
+    try:
+        key = await provider_key(config, provider)
+    except CryptoError as exc:
+        detail = f"the key of provider '{provider.name}' cannot be decrypted ({exc.message})"
+        return Observed(defect=Defect.KEY_UNREADABLE, detail=detail)
+    headers = {
+        "authorization": f"Bearer {key}",
+        "content-type": "application/json",
+        "accept": "text/event-stream" if stream else "application/json",
+    }
+    start = time.monotonic()
+    answer = await http.post(f"{provider.base_url}/chat/completions", headers, body, timeout_ms)
+    if isinstance(answer, Defect):
+        return Observed(defect=answer, latency_ms=_elapsed_ms(start))
+    if not 200 <= answer.status < 300:
+        text = await answer.text()
+        answer.disarm()
+        defect = Defect.TIMEOUT if answer.timed_out else None
+        return Observed(answer.status, answer.headers(), text, defect, _elapsed_ms(start))
+    if not stream:
+        answer.disarm()
+        return Delivered(answer, _elapsed_ms(start))
+    if "text/event-stream" not in (answer.header("content-type") or ""):
+        answer.disarm()
+        return Observed(status=answer.status, defect=Defect.NOT_SSE, latency_ms=_elapsed_ms(start))
+    opened = await open_stream(answer)
+    if isinstance(opened, Defect):
+        return Observed(status=answer.status, defect=opened, latency_ms=_elapsed_ms(start))
+    if opened.first.kind is First.DATA:
+        return Delivered(opened, _elapsed_ms(start))
+    await opened.reader.cancel()
+    if opened.first.kind is First.ERROR:
+        return Observed(
+            status=answer.status, body=opened.first.data, defect=Defect.ERROR_EVENT, latency_ms=_elapsed_ms(start)
+        )
+    return Observed(status=answer.status, defect=Defect.EMPTY_STREAM, latency_ms=_elapsed_ms(start))
+
+
 class OpenAIUpstream:
     """``attempt(candidate, timeout_ms)`` for one request's body."""
 
@@ -55,33 +102,6 @@ class OpenAIUpstream:
         self._stream = stream
 
     async def __call__(self, candidate: Candidate, timeout_ms: int) -> Outcome:
-        provider = candidate.provider
-        try:
-            key = await provider_key(self._config, provider)
-        except CryptoError as exc:
-            detail = f"the key of provider '{provider.name}' cannot be decrypted: {exc.message}"
-            return Observed(defect=Defect.KEY_UNREADABLE, detail=detail)
-        headers = {
-            "authorization": f"Bearer {key}",
-            "content-type": "application/json",
-            "accept": "text/event-stream" if self._stream else "application/json",
-        }
-        start = time.monotonic()
-        answer = await http.post(
-            f"{provider.base_url}/chat/completions",
-            headers,
-            self._body.for_model(candidate.model),
-            timeout_ms,
+        return await send_chat(
+            self._config, candidate, self._body.for_model(candidate.model), self._stream, timeout_ms
         )
-        if isinstance(answer, Defect):
-            return Observed(defect=answer, latency_ms=_elapsed_ms(start))
-        if not 200 <= answer.status < 300:
-            return Observed(
-                status=answer.status,
-                headers=answer.headers(),
-                body=await answer.text(),
-                latency_ms=_elapsed_ms(start),
-            )
-        if self._stream and "text/event-stream" not in (answer.header("content-type") or ""):
-            return Observed(status=answer.status, defect=Defect.NOT_SSE, latency_ms=_elapsed_ms(start))
-        return Delivered(answer, _elapsed_ms(start))

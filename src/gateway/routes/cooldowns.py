@@ -1,0 +1,80 @@
+"""Cooldown visibility and control under ``/api/admin`` (SPEC §5.3).
+
+Cooldowns live in this isolate's memory: another isolate may still hold one an admin cleared
+here (SPEC §5.2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from gateway import isolate
+from gateway.core import rules
+from gateway.core.attempt import Candidate, Delivered
+from gateway.core.classify import classify
+from gateway.core.config import Config, Provider
+from gateway.core.ledger import Cooldown
+from gateway.responses import json_response
+from gateway.routes import Call
+from gateway.routes.admin import admin_config
+from gateway.shell.http import JsResponse
+from gateway.upstream.openai import send_chat
+
+__all__ = ["clear_cooldowns", "status", "verify_cooldowns"]
+
+
+async def status(call: Call) -> JsResponse:
+    config = await admin_config(call)
+    now_ms = isolate.now_ms()
+    cooldowns = isolate.current().router.ledger.active(now_ms)
+    return json_response(
+        {
+            "cooldowns": [c.to_wire(now_ms) for c in cooldowns],
+            "providers": len(config.providers),
+            "config_age_ms": now_ms - config.loaded_at_ms,
+        }
+    )
+
+
+async def clear_cooldowns(call: Call) -> JsResponse:
+    await admin_config(call)
+    cleared = isolate.current().router.ledger.clear(isolate.now_ms())
+    return json_response({"cleared": cleared})
+
+
+def _probe_model(provider: Provider, cooldowns: list[Cooldown]) -> str:
+    """The model a provider's probe asks for: the one benched, if the cooldown was per model."""
+    benched = [c.model for c in cooldowns if c.provider_id == provider.id and c.model is not None]
+    return benched[0] if benched else provider.models[0]
+
+
+async def _probe(config: Config, provider: Provider, model: str) -> dict[str, Any]:
+    """One minimal request (SPEC §5.3); a failure cools the provider again by the normal rules."""
+    body = json.dumps({"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1})
+    candidate = Candidate(provider, model)
+    outcome = await send_chat(config, candidate, body, False, rules.PROBE_TIMEOUT_MS)
+    ledger = isolate.current().router.ledger
+    result: dict[str, Any] = {"providerId": provider.id, "name": provider.name}
+    if isinstance(outcome, Delivered):
+        await outcome.handle.text()  # drain the tiny answer
+        ledger.record_success(provider.id)
+        return {**result, "ok": True, "status": outcome.handle.status, "message": "ok"}
+    now_ms = isolate.now_ms()
+    failure = classify(outcome, now_ms)
+    ledger.record_failure(candidate, failure, now_ms, config.settings.routing_cooldown_ceiling_ms)
+    message = failure.reason or str(failure.kind)
+    return {**result, "ok": False, "status": outcome.status, "message": message}
+
+
+async def verify_cooldowns(call: Call) -> JsResponse:
+    """Clear every cooldown, then probe each provider that was cooling down."""
+    config = await admin_config(call)
+    ledger = isolate.current().router.ledger
+    now_ms = isolate.now_ms()
+    cooling = ledger.active(now_ms)
+    ledger.clear(now_ms)
+    providers = [p for p in config.providers if any(c.provider_id == p.id for c in cooling)]
+    results = await asyncio.gather(*(_probe(config, p, _probe_model(p, cooling)) for p in providers))
+    return json_response({"results": list(results)})
