@@ -80,7 +80,8 @@ async function sendWebResponse(response, res) {
   res.writeHead(response.status, response.statusText || undefined, headers);
   if (!response.body) return res.end();
   const reader = response.body.getReader();
-  res.on("close", () => reader.cancel().catch(() => {}));
+  // Like workerd, a caller that goes away cancels the Worker's body with an Error.
+  res.on("close", () => reader.cancel(new Error("the client disconnected")).catch(() => {}));
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
@@ -102,6 +103,23 @@ async function applyMigrations(databaseName, persistTo) {
   } catch (err) {
     throw new Error(`applying the D1 migrations failed:\n${err.stdout}${err.stderr}`);
   }
+}
+
+// Tests only (LOCAL_RUNTIME_TEST_CLOCK=1): `POST /__local_runtime/clock {"advance_ms": N}` moves
+// the wall clock the Worker reads (Date.now, hence Python's time.time) N ms ahead, so a test can
+// let a cooldown age without waiting. Timers still run in real time.
+const TEST_CLOCK_PATH = "/__local_runtime/clock";
+
+function installTestClock() {
+  const realNow = Date.now;
+  let offsetMs = 0;
+  Date.now = () => realNow() + offsetMs;
+  return async (req, res) => {
+    const { advance_ms: advance } = JSON.parse((await readBody(req)).toString() || "{}");
+    offsetMs += Number(advance) || 0;
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ now_ms: Date.now() }));
+  };
 }
 
 async function main() {
@@ -137,7 +155,9 @@ async function main() {
   env[binding.binding] = d1.db;
 
   const pending = new Set();
+  const testClock = process.env.LOCAL_RUNTIME_TEST_CLOCK === "1" ? installTestClock() : undefined;
   const server = http.createServer(async (req, res) => {
+    if (testClock && req.url === TEST_CLOCK_PATH) return testClock(req, res);
     const ctx = {
       waitUntil(promise) {
         const p = Promise.resolve(promise).catch((err) => console.error("waitUntil task failed:", err));
@@ -174,6 +194,9 @@ async function main() {
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
 }
+
+// workerd logs an unhandled rejection and goes on serving; so does the local runtime.
+process.on("unhandledRejection", (err) => console.error("Uncaught (in promise):", err));
 
 main().catch((err) => {
   console.error(err);

@@ -56,6 +56,7 @@ def _reset(client: httpx.Client, gateway: Gateway | None = None) -> None:
         client.delete(f"/providers/{provider['id']}").raise_for_status()
     settings = client.get("/settings").raise_for_status().json()["settings"]
     client.put("/settings", json={key: None for key in settings}).raise_for_status()
+    client.post("/cooldowns/clear").raise_for_status()
 
 
 @pytest.fixture

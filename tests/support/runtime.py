@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -9,6 +10,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +53,7 @@ class Gateway:
             "ADMIN_TOKEN": admin_token,
             "ENCRYPTION_KEY": encryption_key,
             "LOCAL_RUNTIME_TRACE_D1": "1",
+            "LOCAL_RUNTIME_TEST_CLOCK": "1",
             **(extra_env or {}),
         }
         args = [
@@ -71,6 +74,18 @@ class Gateway:
             time.sleep(0.05)  # polling a log file for the start-up line, not timing a behaviour
         process.kill()
         raise RuntimeError(f"local runtime did not start:\n{log_path.read_text(errors='replace')}")
+
+    def advance_clock(self, ms: int) -> int:
+        """Move the Worker's wall clock ``ms`` ahead (the runtime's test clock); its new time."""
+        request = urllib.request.Request(
+            f"{self.url}/__local_runtime/clock", data=json.dumps({"advance_ms": ms}).encode(), method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(json.loads(response.read())["now_ms"])
+
+    def now_ms(self) -> int:
+        """The Worker's wall clock (tests may have moved it ahead of the real one)."""
+        return self.advance_clock(0)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")

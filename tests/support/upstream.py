@@ -12,13 +12,24 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
 import threading
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["UPSTREAM_KEY", "FakeUpstream", "Json", "Recorded", "Sse", "completion", "chunk"]
+__all__ = [
+    "UPSTREAM_KEY",
+    "FakeUpstream",
+    "Hang",
+    "Json",
+    "Recorded",
+    "Reset",
+    "Sse",
+    "chunk",
+    "completion",
+]
 
 # The API key the tests register for providers pointing at the fake upstream.
 UPSTREAM_KEY = "sk-fake-upstream-key-0123456789"
@@ -59,15 +70,31 @@ class Json:
 
 @dataclass
 class Sse:
-    """Stream ``events`` (dicts become ``data: {json}``, strings are sent raw) as SSE.
+    """Stream ``events`` as SSE: dicts become ``data: {json}``, strings ``data: {string}``, and
+    strings starting with ``:`` are sent as comment lines.
 
-    ``gates[i]``, if present, is waited on before event ``i`` is sent. ``done`` appends
-    ``data: [DONE]``."""
+    ``gates[i]``, if present, is waited on before event ``i`` is sent (and, with ``i`` equal to
+    the number of events, before the stream ends). ``done`` appends ``data: [DONE]``. ``reset``
+    ends with a connection reset instead of a proper end of the chunked body."""
 
     events: list[Any]
     done: bool = True
     gates: dict[int, threading.Event] = field(default_factory=dict)
     content_type: str = "text/event-stream"
+    reset: bool = False
+
+
+@dataclass
+class Hang:
+    """Read the request, then answer nothing until ``release`` is set (the fake sets it when
+    the test ends)."""
+
+    release: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class Reset:
+    """Read the request, then reset the connection (RST) without answering."""
 
 
 @dataclass
@@ -85,6 +112,9 @@ class FakeUpstream:
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
         self._steps: dict[str | None, deque[Any]] = defaultdict(deque)
+        self._held: list[Hang | Sse] = []
+        # Set when the fake could not write to a connection: the gateway closed it.
+        self.disconnected = threading.Event()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -99,18 +129,33 @@ class FakeUpstream:
         return self
 
     def stop(self) -> None:
+        self._release_all()
         self._server.shutdown()
         self._server.server_close()
 
     def reset(self) -> None:
+        self._release_all()
         with self._lock:
             self.requests.clear()
             self._steps.clear()
+            self.disconnected.clear()
+
+    def _release_all(self) -> None:
+        """Let every held step go on: a test never leaves the fake's threads waiting."""
+        with self._lock:
+            for step in self._held:
+                for event in (step.release,) if isinstance(step, Hang) else step.gates.values():
+                    event.set()
+            self._held.clear()
+
+    def requests_for(self, model: str) -> list[Recorded]:
+        return [r for r in self.requests if r.json.get("model") == model]
 
     def queue(self, *steps: Any, model: str | None = None) -> None:
         """Answer the next requests for ``model`` (None: any model) with ``steps``, in order."""
         with self._lock:
             self._steps[model].extend(steps)
+            self._held.extend(s for s in steps if isinstance(s, Hang) or (isinstance(s, Sse) and s.gates))
 
     def _next_step(self, model: str | None) -> Any:
         with self._lock:
@@ -143,8 +188,19 @@ class FakeUpstream:
                     self._json(step)
                 elif isinstance(step, Sse):
                     self._sse(step)
+                elif isinstance(step, Hang):
+                    step.release.wait(timeout=60)
+                    self.close_connection = True
+                elif isinstance(step, Reset):
+                    self._reset()
                 else:
                     raise TypeError(f"unknown step {step!r}")
+
+            def _reset(self) -> None:
+                # SO_LINGER 0: close() sends RST, as a crashed upstream would.
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()
+                self.close_connection = True
 
             def _json(self, step: Json) -> None:
                 raw = step.body if isinstance(step.body, str) else json.dumps(step.body)
@@ -166,16 +222,24 @@ class FakeUpstream:
                 events = list(step.events) + (["[DONE]"] if step.done else [])
                 for i, event in enumerate(events):
                     if i in step.gates:
-                        step.gates[i].wait(timeout=30)
+                        step.gates[i].wait(timeout=60)
+                    if isinstance(event, str) and event.startswith(":"):
+                        self._chunk(f"{event}\n\n".encode())  # an SSE comment, e.g. a keep-alive
+                        continue
                     text = event if isinstance(event, str) else json.dumps(event)
                     self._chunk(f"data: {text}\n\n".encode())
-                self._chunk(b"")
+                if len(events) in step.gates:
+                    step.gates[len(events)].wait(timeout=60)
+                if step.reset:
+                    self._reset()
+                else:
+                    self._chunk(b"")
 
             def _chunk(self, data: bytes) -> None:
                 try:
                     self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                     self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError, socket.error):
-                    pass
+                except OSError:
+                    upstream.disconnected.set()
 
         return Handler

@@ -2,20 +2,18 @@
 
 Before the first event has been forwarded a bad stream is an attempt's failure (the loop may
 fail over): ``open_stream`` reads just that far. After it, ``Relay`` forwards the upstream's
-chunks as they are (JS ``Uint8Array``s handed from reader to writer, never copied into Python)
-and makes sure the caller never gets a truncated answer that looks complete: an upstream error,
-a close without a proper end, or a stall ends the stream with an in-band ``stream_error`` event
-and no ``[DONE]``.
+bytes as they are and makes sure the caller never gets a truncated answer that looks complete:
+an upstream error, a close without a proper end, or a stall ends the stream with an in-band
+``stream_error`` event and no ``[DONE]``.
 
-Per chunk the relay does one read, one write and a clock read; the stall watchdog wakes once
-per stall period, not per chunk, and the end of the stream is judged from its last chunks only.
+Python does no work per chunk on a healthy stream: the bytes move by a native ``pipeTo``;
+Python wakes a few times per stall period and once at the end (see ``Relay``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,8 +28,11 @@ __all__ = ["OpenedStream", "Relay", "open_stream"]
 
 # A first event larger than this is content by any measure: stop buffering and forward it.
 FIRST_EVENT_MAX_BYTES = 64 * 1024
-# The last chunks kept to judge how a stream ended (their bytes are read only at the end).
-_TAIL_CHUNKS = 4
+# The watchdog looks this many times per stall period, so a stall is seen within 1.25 periods.
+_STALL_CHECKS = 4
+# One drain read takes up to this many queued bytes at once (BYOB).
+_DRAIN_BYTES = 64 * 1024
+_NOTHING_YET = "nothing yet"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,74 +77,116 @@ async def open_stream(answer: UpstreamResponse) -> OpenedStream | Defect:
 
 
 class Relay:
-    """Forwards an opened stream to ``readable``; ``run()`` is the pump (give it to waitUntil)."""
+    """Forwards an opened stream to ``readable``; ``run()`` feeds it (give it to waitUntil).
+
+    The bytes after the head go from the upstream to the caller by a native ``pipeTo``: no Python
+    per chunk. A ``tee`` branch is drained only by the stall watchdog, a few times per stall
+    period, in whole-queue BYOB reads that keep just the last bytes (to judge the ending).
+    """
 
     def __init__(self, opened: OpenedStream, stall_ms: int, label: str) -> None:
-        self._reader = opened.reader
-        self._head = opened.head
+        self._opened = opened
         self._stall_s = stall_ms / 1000
         self._label = label
-        self._last_progress = time.monotonic()
+        self._tail = opened.head[-TAIL_BYTES:]
+        self._watch_reader: Any = None
+        self._pending_read: Any = None
+        self._ended = False
         self._stalled = False
-        pipe = js.TransformStream.new()
-        self._writer = pipe.writable.getWriter()
-        self.readable = pipe.readable
+        self._pipe = js.TransformStream.new()
+        self.readable = self._pipe.readable
 
     async def run(self) -> None:
-        watchdog = asyncio.ensure_future(self._watch())
-        try:
-            ending = await self._pump()
-        finally:
-            watchdog.cancel()
-        try:
-            if ending is not None:
-                await self._writer.write(to_js(stream_error_event(*ending)))
-            await self._writer.close()
-        except JsException:
-            pass  # the caller went away
+        writer = self._pipe.writable.getWriter()
+        if not await _fulfilled(writer.write(to_js(self._opened.head))):  # the caller went away
+            await _fulfilled(self._opened.reader.cancel())
+            return
+        writer.releaseLock()
+        ending = await self._forward()
+        writer = self._pipe.writable.getWriter()
+        if ending is None or await _fulfilled(writer.write(to_js(stream_error_event(*ending)))):
+            await _fulfilled(writer.close())
 
-    async def _pump(self) -> tuple[str, str] | None:
-        """Forward every chunk; None when the stream ended properly, else the error to send."""
-        tail: deque[Any] = deque(maxlen=_TAIL_CHUNKS)
-        try:
-            await self._writer.write(to_js(self._head))
-        except JsException:
-            await self._cancel_upstream()
-            return None
-        while True:
-            try:
-                result = await self._reader.read()
-            except JsException:
-                return (f"{self._label}: the upstream stream failed", "stream_interrupted")
-            if result.done:
-                break
-            self._last_progress = time.monotonic()
-            chunk = result.value
-            tail.append(chunk)
-            try:
-                await self._writer.write(chunk)
-            except JsException:
-                await self._cancel_upstream()  # the caller went away: stop reading
-                return None
-        if self._stalled:
-            seconds = round(self._stall_s)
-            return (f"{self._label}: no data from the upstream for {seconds}s", "stream_stalled")
-        end = (self._head + b"".join(c.to_bytes() for c in tail))[-TAIL_BYTES:]
-        if not ended_properly(end):
+    async def _forward(self) -> tuple[str, str] | None:
+        """Pipe the rest; None when it ended properly, else the stream_error to send."""
+        self._opened.reader.releaseLock()
+        to_caller, watched = self._opened.answer.body.tee()
+        self._watch_reader = watched.getReader(_plain({"mode": "byob"}))
+        abort = js.AbortController.new()
+        # The pipe leaves both ends to us: the caller's side stays open for the stream_error
+        # event, and the upstream is cancelled below (a tee branch's cancel waits for the other
+        # branch's, so the pipe must not wait for it).
+        options = _plain(
+            {"preventClose": True, "preventAbort": True, "preventCancel": True, "signal": abort.signal}
+        )
+        watchdog = asyncio.ensure_future(self._watch(abort))
+        piped = await _fulfilled(to_caller.pipeTo(self._pipe.writable, options))
+        watchdog.cancel()
+        if not piped:
+            cancelled = to_caller.cancel()
+            await _fulfilled(self._watch_reader.cancel())
+            await _fulfilled(cancelled)
+            if self._stalled:
+                seconds = round(self._stall_s)
+                return (f"{self._label}: no data from the upstream for {seconds}s", "stream_stalled")
+            return (f"{self._label}: the upstream stream failed", "stream_interrupted")
+        while not self._ended:
+            await self._drain(wait=True)
+        if not ended_properly(self._tail):
             return (f"{self._label}: the upstream stream ended before the answer was complete", "stream_truncated")
         return None
 
-    async def _watch(self) -> None:
-        while True:
-            idle = time.monotonic() - self._last_progress
-            if idle >= self._stall_s:
+    async def _watch(self, abort: Any) -> None:
+        """Every quarter of the stall period, drain what arrived; no bytes for a whole period
+        aborts the pipe (the caller then gets ``stream_stalled``)."""
+        last_progress = time.monotonic()
+        while not self._ended:
+            await asyncio.sleep(self._stall_s / _STALL_CHECKS)
+            try:
+                drained = await self._drain(wait=False)
+            except JsException:
+                return  # the upstream failed: the pipe reports it
+            if drained:
+                last_progress = time.monotonic()
+            elif time.monotonic() - last_progress >= self._stall_s:
                 self._stalled = True
-                await self._cancel_upstream()  # the pending read resolves as done
+                abort.abort()
                 return
-            await asyncio.sleep(self._stall_s - idle)
 
-    async def _cancel_upstream(self) -> None:
-        try:
-            await self._reader.cancel()
-        except JsException:
-            pass
+    async def _drain(self, *, wait: bool) -> bool:
+        """Read what the watched branch holds (``wait``: also wait for the next bytes); keep the
+        last ``TAIL_BYTES``. True when bytes were read."""
+        got = False
+        while True:
+            if self._pending_read is None:
+                self._pending_read = self._watch_reader.read(js.Uint8Array.new(_DRAIN_BYTES))
+            read = self._pending_read
+            if not wait:
+                # A read with bytes queued is already settled and wins the race; else it stays
+                # pending (kept for the next drain) and the sentinel wins.
+                read = js.Promise.race(to_js([read, js.Promise.resolve(_NOTHING_YET)]))
+            result = await read
+            if isinstance(result, str):
+                return got
+            self._pending_read = None
+            if result.done:
+                self._ended = True
+                return got
+            view = result.value
+            start = max(0, int(view.byteLength) - TAIL_BYTES)
+            self._tail = (self._tail + view.subarray(start).to_bytes())[-TAIL_BYTES:]
+            got = True
+            if wait:
+                return got
+
+
+def _plain(entries: dict[str, Any]) -> Any:
+    return to_js(entries, dict_converter=js.Object.fromEntries)
+
+
+async def _fulfilled(promise: Any) -> bool:
+    """Wait for a JS promise; True if it fulfilled. Streams may reject with any value
+    (``undefined`` included), which Pyodide cannot raise as an exception, so the outcome is read
+    through ``Promise.allSettled`` instead."""
+    [settled] = await js.Promise.allSettled(to_js([promise]))
+    return settled.status == "fulfilled"

@@ -1,0 +1,128 @@
+"""Streams (SPEC §2.6): before the first event a bad stream fails over; after it, the caller
+never gets a truncated answer that looks complete."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from support.upstream import Hang, Json, Sse, chunk
+
+STREAM = {"model": "auto", "messages": [{"role": "user", "content": "x"}], "stream": True}
+
+
+def stream(api) -> tuple[int, dict, list[str]]:
+    with api.stream("POST", "/chat/completions", json=STREAM) as response:
+        events = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
+        return response.status_code, dict(response.headers), events
+
+
+@pytest.fixture
+def pair(add_provider):
+    return add_provider(name="A", priority=1, models=["m"], timeout_ms=1000), add_provider(name="B", priority=2, models=["m"])
+
+
+def good_stream() -> Sse:
+    return Sse([chunk("m", "from B"), chunk("m", None, "stop")])
+
+
+@pytest.mark.parametrize(
+    ("bad", "kind"),
+    [
+        pytest.param(Sse([{"error": {"message": "overloaded", "code": 503}}], done=False), "upstream_error",
+                     id="first-event-is-an-error"),
+        pytest.param(Sse([], done=False), "invalid_stream", id="empty-stream"),
+        pytest.param(Sse([], done=True), "invalid_stream", id="done-without-content"),
+        pytest.param(Json({"choices": []}), "invalid_stream", id="200-not-sse"),
+        pytest.param(Json({"error": {"message": "busy"}}, 503), "upstream_error", id="503"),
+        pytest.param(Hang(), "timeout", id="no-headers-in-time"),
+        pytest.param(Sse([chunk("m", "late")], gates={0: threading.Event()}), "timeout", id="no-first-chunk-in-time"),
+    ],
+)
+def test_bad_start_fails_over_invisibly(api, pair, upstream, bad, kind):
+    upstream.queue(bad, good_stream())
+
+    status, headers, events = stream(api)
+
+    assert status == 200
+    assert headers["x-routed-via"] == "B/m"
+    assert headers["x-fallback-trail"] == f"A/m: {kind}"
+    assert json.loads(events[0])["choices"][0]["delta"]["content"] == "from B"
+    assert events[-1] == "[DONE]"
+    assert not any('"stream_error"' in e for e in events)
+
+
+def test_keep_alive_comments_before_the_first_event_are_forwarded(api, pair, upstream):
+    upstream.queue(Sse([": OPENROUTER PROCESSING", chunk("m", "hi"), chunk("m", None, "stop")]))
+
+    with api.stream("POST", "/chat/completions", json=STREAM) as response:
+        lines = [line for line in response.iter_lines() if line]
+
+    assert response.headers["x-routed-via"] == "A/m"
+    assert lines[0] == ": OPENROUTER PROCESSING"
+    assert lines[-1] == "data: [DONE]"
+
+
+@pytest.mark.parametrize(
+    ("upstream_end", "code"),
+    [
+        pytest.param({"done": False}, "stream_truncated", id="closed-without-done"),
+        pytest.param({"done": False, "reset": True}, "stream_interrupted", id="connection-reset"),
+    ],
+)
+def test_cut_after_the_first_chunk_ends_with_a_stream_error(api, pair, upstream, upstream_end, code):
+    upstream.queue(Sse([chunk("m", "partial"), chunk("m", " answ")], **upstream_end))
+
+    status, headers, events = stream(api)
+
+    assert status == 200
+    assert headers["x-routed-via"] == "A/m"  # no failover once the stream has started
+    assert json.loads(events[0])["choices"][0]["delta"]["content"] == "partial"
+    error = json.loads(events[-1])["error"]
+    assert (error["type"], error["code"]) == ("stream_error", code)
+    assert "[DONE]" not in events
+
+
+def test_finish_reason_without_done_is_complete(api, pair, upstream):
+    upstream.queue(Sse([chunk("m", "all"), chunk("m", None, "stop")], done=False))
+
+    _, _, events = stream(api)
+
+    assert json.loads(events[-1])["choices"][0]["finish_reason"] == "stop"
+    assert not any('"stream_error"' in e for e in events)
+
+
+def test_stall_ends_the_stream_with_a_stream_error(api, admin, pair, upstream):
+    admin.put("/settings", json={"stream_stall_ms": 300}).raise_for_status()
+    never = threading.Event()
+    upstream.queue(Sse([chunk("m", "start"), chunk("m", "never sent")], gates={1: never}))
+
+    _, _, events = stream(api)
+
+    error = json.loads(events[-1])["error"]
+    assert (error["type"], error["code"]) == ("stream_error", "stream_stalled")
+    assert len(events) == 2
+
+
+def test_every_stream_failing_before_the_first_chunk_is_an_honest_error(api, pair, upstream):
+    upstream.queue(Sse([], done=False), Sse([], done=False))
+
+    with api.stream("POST", "/chat/completions", json=STREAM) as response:
+        response.read()
+
+    assert response.status_code == 502
+    assert response.json()["error"]["code"] == "upstream_failed"
+
+
+def test_caller_going_away_cancels_the_upstream(api, pair, upstream):
+    release = threading.Event()
+    upstream.queue(Sse([chunk("m", f"t{i}") for i in range(500)], gates={1: release}))
+
+    with api.stream("POST", "/chat/completions", json=STREAM) as response:
+        next(line for line in response.iter_lines() if line.startswith("data: "))
+    # The caller has closed its connection after the first event.
+    release.set()
+
+    assert upstream.disconnected.wait(timeout=20)
