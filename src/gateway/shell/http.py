@@ -89,6 +89,7 @@ class UpstreamResponse:
 
 
 def _plain(entries: dict[str, Any]) -> Any:
+    """A plain JS object, nested dicts included, in one conversion."""
     return to_js(entries, dict_converter=js.Object.fromEntries)
 
 
@@ -101,7 +102,7 @@ async def post(
     controller = js.AbortController.new()
     # The timer is JS's own (abort bound to the controller): no Python callback per request.
     timer = js.setTimeout(controller.abort.bind(controller), timeout_ms)
-    options = _plain({"method": "POST", "headers": _plain(headers), "body": body, "signal": controller.signal})
+    options = _plain({"method": "POST", "headers": headers, "body": body, "signal": controller.signal})
     try:
         js_response = await js.fetch(url, options)
     except JsException:
@@ -113,4 +114,4 @@ async def post(
 def respond(body: str | ReadableStream | None, status: int, headers: dict[str, str]) -> JsResponse:
     """A JS ``Response``, built directly (the SDK's ``Response`` converts headers item by item);
     the SDK hands a JS Response back to the runtime as it is."""
-    return js.Response.new(body, _plain({"status": status, "headers": _plain(headers)}))
+    return js.Response.new(body, _plain({"status": status, "headers": headers}))
