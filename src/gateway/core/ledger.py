@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 from gateway.core import rules
 from gateway.core.attempt import Candidate
@@ -48,18 +48,6 @@ class Cooldown:
 
     def remaining_ms(self, now_ms: int) -> int:
         return max(0, self.until_ms - now_ms)
-
-    def to_wire(self, now_ms: int) -> dict[str, Any]:
-        """The SPEC §4 entry of the all-cooled 429 body and of ``/api/admin/status``."""
-        return {
-            "providerId": self.provider_id,
-            "name": self.name,
-            "model": self.model,
-            "source": self.source,
-            "remainingMs": self.remaining_ms(now_ms),
-            "lastStatus": self.last_status,
-            "lastMessage": self.last_message,
-        }
 
 
 class Ledger:

@@ -19,6 +19,7 @@ from gateway.shell.http import JsResponse, respond
 from gateway.shell.stream import OpenedStream, Relay
 from gateway.upstream.openai import ChatBody, OpenAIUpstream
 from gateway.wire import headers as h
+from gateway.wire.cooldowns import cooldown_json
 from gateway.wire.chat import ChatRequest
 
 __all__ = ["chat_completions"]
@@ -63,7 +64,7 @@ def _exhausted(result: Exhausted) -> RoutingError:
         extra["retryAtMs"] = result.retry_at_ms
         headers[h.RETRY_AFTER] = str(result.retry_after_s(now_ms))
     if result.cooldowns:
-        extra["cooldowns"] = [c.to_wire(now_ms) for c in result.cooldowns]
+        extra["cooldowns"] = [cooldown_json(c, now_ms) for c in result.cooldowns]
     return RoutingError(result.status, result.type, result.code, result.message, extra=extra, headers=headers)
 
 

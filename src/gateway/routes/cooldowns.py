@@ -21,6 +21,7 @@ from gateway.routes import Call
 from gateway.routes.admin import admin_config
 from gateway.shell.http import JsResponse
 from gateway.upstream.openai import send_chat
+from gateway.wire.cooldowns import cooldown_json
 
 __all__ = ["clear_cooldowns", "status", "verify_cooldowns"]
 
@@ -31,7 +32,7 @@ async def status(call: Call) -> JsResponse:
     cooldowns = isolate.current().router.ledger.active(now_ms)
     return json_response(
         {
-            "cooldowns": [c.to_wire(now_ms) for c in cooldowns],
+            "cooldowns": [cooldown_json(c, now_ms) for c in cooldowns],
             "providers": len(config.providers),
             "config_age_ms": now_ms - config.loaded_at_ms,
         }

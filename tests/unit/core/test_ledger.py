@@ -9,6 +9,7 @@ from gateway.core import rules
 from gateway.core.attempt import Observed
 from gateway.core.classify import Failure, FailureKind, classify
 from gateway.core.ledger import Ledger
+from gateway.wire.cooldowns import cooldown_json
 
 S, M, H = rules.SECOND_MS, rules.MINUTE_MS, rules.HOUR_MS
 DAY = rules.DAY_MS
@@ -194,7 +195,7 @@ def test_active_wire_form_has_exactly_the_spec_fields():
 
     (cooldown,) = ledger.active(T0 + 10 * S)
 
-    assert cooldown.to_wire(T0 + 10 * S) == {
+    assert cooldown_json(cooldown, T0 + 10 * S) == {
         "providerId": 7,
         "name": "p7",
         "model": None,

@@ -246,7 +246,7 @@ def test_all_cooled_is_429_with_cooldowns_and_no_attempt():
     assert (result.status, result.code, result.trail) == (429, "rate_limit_exceeded", ())
     assert r.upstream.calls == []
     assert result.retry_at_ms == T0 + rules.DAY_MS
-    assert [c.to_wire(r.clock.now)["remainingMs"] for c in result.cooldowns] == [23 * H] * 3
+    assert [c.remaining_ms(r.clock.now) for c in result.cooldowns] == [23 * H] * 3
     assert "p1: credit, 402 busy, ready in ~23h" in result.message
     assert "Soonest reset ~23h" in result.message
 

@@ -1,0 +1,33 @@
+"""Settings precedence through a real Worker env (SPEC §5.2): D1 row > env var > default, and an
+env value that is not valid falls back to the default. Uses its own runtime, started with env."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from support.runtime import Gateway
+
+
+@pytest.fixture(scope="module")
+def env_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    running = Gateway.start(
+        tmp_path_factory.mktemp("env-gateway"),
+        extra_env={"COOLDOWN_CEILING_MS": "120000", "MAX_CONSECUTIVE_UPSTREAM_FAILS": "often"},
+    )
+    yield running
+    running.stop()
+
+
+def test_env_over_default_and_d1_over_env(env_gateway):
+    url = f"{env_gateway.url}/api/admin/settings"
+    auth = {"authorization": f"Bearer {env_gateway.admin_token}"}
+
+    settings = httpx.get(url, headers=auth).json()["settings"]
+    assert settings["routing_cooldown_ceiling_ms"] == {"value": 120_000, "source": "env"}
+    assert settings["max_consecutive_upstream_fails"] == {"value": 0, "source": "default"}
+
+    updated = httpx.put(url, headers=auth, json={"routing_cooldown_ceiling_ms": 600_000}).json()["settings"]
+    assert updated["routing_cooldown_ceiling_ms"] == {"value": 600_000, "source": "d1"}
