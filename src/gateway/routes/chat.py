@@ -19,8 +19,8 @@ from gateway.shell.http import JsResponse, respond
 from gateway.shell.stream import OpenedStream, Relay
 from gateway.upstream.openai import ChatBody, OpenAIUpstream
 from gateway.wire import headers as h
-from gateway.wire.cooldowns import cooldown_json
 from gateway.wire.chat import ChatRequest
+from gateway.wire.cooldowns import cooldown_json
 
 __all__ = ["chat_completions"]
 
