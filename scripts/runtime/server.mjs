@@ -191,8 +191,12 @@ async function main() {
     await d1.dispose();
     process.exit(0);
   };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+  // Miniflare installs its own exit hooks, which end the process by re-raising the signal (exit
+  // code 130/143); this runtime disposes Miniflare itself and exits 0.
+  for (const signal of ["SIGINT", "SIGTERM"]) {
+    process.removeAllListeners(signal);
+    process.on(signal, stop);
+  }
 }
 
 // workerd logs an unhandled rejection and goes on serving; so does the local runtime.
