@@ -7,7 +7,7 @@ import email.utils
 
 import pytest
 
-from support.upstream import Hang, Json, Reset
+from support.upstream import UPSTREAM_KEY, Hang, Json, Reset
 
 HOUR_MS = 3_600_000
 
@@ -204,6 +204,16 @@ def test_upstream_error_text_is_redacted(api, pair, upstream):
 
     assert response.status_code == 502
     assert "sk-abcdef0123456789" not in response.text
+
+
+def test_a_provider_key_echoed_by_the_upstream_never_reaches_the_caller(api, pair, upstream):
+    upstream.queue(Json({"error": {"message": f"model not allowed for key {UPSTREAM_KEY}"}}, 400))
+
+    response = ask(api, model="auto")
+
+    assert response.status_code == 400  # the caller's error, passed through
+    assert UPSTREAM_KEY not in response.text
+    assert "[redacted]" in response.text
 
 
 def test_editing_a_provider_clears_its_cooldown(api, admin, pair, upstream):
