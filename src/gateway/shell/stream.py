@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import js
-from pyodide.ffi import JsException, to_js
+from pyodide.ffi import to_js
 
 from gateway.core.attempt import Defect
 from gateway.core.sse import TAIL_BYTES, First, FirstEvent, ended_properly, first_event, stream_error_event
@@ -58,9 +58,8 @@ async def open_stream(answer: UpstreamResponse) -> OpenedStream | Defect:
     reader = body.getReader()
     head = b""
     while True:
-        try:
-            result = await reader.read()
-        except JsException:
+        ok, result = await _settled(reader.read())
+        if not ok:
             answer.disarm()
             return Defect.TIMEOUT if answer.timed_out else Defect.NETWORK
         if result.done:
@@ -92,6 +91,7 @@ class Relay:
         self._watch_reader: Any = None
         self._pending_read: Any = None
         self._ended = False
+        self._failed = False
         self._stalled = False
         self._pipe = js.TransformStream.new()
         self.readable = self._pipe.readable
@@ -132,6 +132,8 @@ class Relay:
             return (f"{self._label}: the upstream stream failed", "stream_interrupted")
         while not self._ended:
             await self._drain(wait=True)
+        if self._failed:
+            return (f"{self._label}: the upstream stream failed", "stream_interrupted")
         if not ended_properly(self._tail):
             return (f"{self._label}: the upstream stream ended before the answer was complete", "stream_truncated")
         return None
@@ -142,11 +144,7 @@ class Relay:
         last_progress = time.monotonic()
         while not self._ended:
             await asyncio.sleep(self._stall_s / _STALL_CHECKS)
-            try:
-                drained = await self._drain(wait=False)
-            except JsException:
-                return  # the upstream failed: the pipe reports it
-            if drained:
+            if await self._drain(wait=False):
                 last_progress = time.monotonic()
             elif time.monotonic() - last_progress >= self._stall_s:
                 self._stalled = True
@@ -155,7 +153,8 @@ class Relay:
 
     async def _drain(self, *, wait: bool) -> bool:
         """Read what the watched branch holds (``wait``: also wait for the next bytes); keep the
-        last ``TAIL_BYTES``. True when bytes were read."""
+        last ``TAIL_BYTES``. True when bytes were read. A failed read ends the branch as failed
+        (the pipe reports the same failure)."""
         got = False
         while True:
             if self._pending_read is None:
@@ -165,12 +164,13 @@ class Relay:
                 # A read with bytes queued is already settled and wins the race; else it stays
                 # pending (kept for the next drain) and the sentinel wins.
                 read = js.Promise.race(to_js([read, js.Promise.resolve(_NOTHING_YET)]))
-            result = await read
-            if isinstance(result, str):
+            ok, result = await _settled(read)
+            if ok and isinstance(result, str):
                 return got
             self._pending_read = None
-            if result.done:
+            if not ok or result.done:
                 self._ended = True
+                self._failed = not ok
                 return got
             view = result.value
             start = max(0, int(view.byteLength) - TAIL_BYTES)
@@ -184,9 +184,13 @@ def _plain(entries: dict[str, Any]) -> Any:
     return to_js(entries, dict_converter=js.Object.fromEntries)
 
 
-async def _fulfilled(promise: Any) -> bool:
-    """Wait for a JS promise; True if it fulfilled. Streams may reject with any value
-    (``undefined`` included), which Pyodide cannot raise as an exception, so the outcome is read
-    through ``Promise.allSettled`` instead."""
+async def _settled(promise: Any) -> tuple[bool, Any]:
+    """Wait for a JS promise: (True, value) or (False, None). Streams may reject with any value,
+    ``undefined`` included, which Pyodide cannot raise as an exception; ``Promise.allSettled``
+    reports every outcome as a value."""
     [settled] = await js.Promise.allSettled(to_js([promise]))
-    return settled.status == "fulfilled"
+    return (True, settled.value) if settled.status == "fulfilled" else (False, None)
+
+
+async def _fulfilled(promise: Any) -> bool:
+    return (await _settled(promise))[0]
