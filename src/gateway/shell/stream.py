@@ -33,6 +33,8 @@ _STALL_CHECKS = 4
 # One drain read takes up to this many queued bytes at once (BYOB).
 _DRAIN_BYTES = 64 * 1024
 _NOTHING_YET = "nothing yet"
+# Chunks the caller's side of the relay queues before it pushes back (the head is one).
+_HEAD_CHUNKS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,15 +95,18 @@ class Relay:
         self._ended = False
         self._failed = False
         self._stalled = False
-        self._pipe = js.TransformStream.new()
+        # Room for the head on the caller's side: it is queued now, before the answer is even
+        # returned, so the first bytes leave as soon as the runtime reads the body.
+        self._pipe = js.TransformStream.new(None, None, _plain({"highWaterMark": _HEAD_CHUNKS}))
         self.readable = self._pipe.readable
+        self._writer = self._pipe.writable.getWriter()
+        self._head_written = self._writer.write(to_js(opened.head))
 
     async def run(self) -> None:
-        writer = self._pipe.writable.getWriter()
-        if not await _fulfilled(writer.write(to_js(self._opened.head))):  # the caller went away
+        if not await _fulfilled(self._head_written):  # the caller went away
             await _fulfilled(self._opened.reader.cancel())
             return
-        writer.releaseLock()
+        self._writer.releaseLock()
         ending = await self._forward()
         writer = self._pipe.writable.getWriter()
         if ending is None or await _fulfilled(writer.write(to_js(stream_error_event(*ending)))):
