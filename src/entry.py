@@ -14,7 +14,7 @@ from workers import Request, WorkerEntrypoint
 
 from gateway.errors import GatewayError, MethodNotAllowedError, NotFoundError, error_body
 from gateway.responses import json_response, preflight_response
-from gateway.routes import Call, admin, chat, cooldowns, page
+from gateway.routes import Call, admin, chat, cooldowns, page, platforms
 from gateway.shell.http import IncomingRequest, JsResponse
 
 Handler = Callable[[Call], Awaitable[JsResponse]]
@@ -34,6 +34,8 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", "/api/admin/status", cooldowns.status),
     ("POST", "/api/admin/cooldowns/clear", cooldowns.clear_cooldowns),
     ("POST", "/api/admin/cooldowns/verify", cooldowns.verify_cooldowns),
+    ("GET", "/api/admin/platforms", platforms.list_platforms),
+    ("POST", "/api/admin/models/fetch", platforms.fetch_models),
 ]
 
 

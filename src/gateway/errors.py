@@ -11,6 +11,7 @@ Every class carries the HTTP status and the OpenAI error ``type``/``code`` it an
     ├── MethodNotAllowedError         405
     ├── ConflictError                 409
     ├── NoProvidersError              503 no_providers_configured
+    ├── ProviderError                 502 provider_error (a platform call of the admin API failed)
     ├── RoutingError                  the fallback loop's answer when nothing served (SPEC §4):
     │                                 status and type from the outcome, 429s with retryAtMs
     └── ShellError                    a JS-side failure, mapped at the call (raised ``from`` it)
@@ -35,6 +36,7 @@ __all__ = [
     "MethodNotAllowedError",
     "NoProvidersError",
     "NotFoundError",
+    "ProviderError",
     "RoutingError",
     "ShellError",
     "StorageError",
@@ -121,6 +123,12 @@ class NoProvidersError(GatewayError):
         super().__init__(
             "No provider is configured. Add one in the config page or with POST /api/admin/providers."
         )
+
+
+class ProviderError(GatewayError):
+    status = 502
+    type = "provider_error"
+    code = "upstream_failed"
 
 
 class RoutingError(GatewayError):

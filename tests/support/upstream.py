@@ -4,6 +4,9 @@ Tests queue *steps*; each incoming ``POST …/chat/completions`` takes the next 
 model (or for any model), else answers a default completion that echoes the model. Every request
 is recorded (path, headers, raw body) so a test can assert what the gateway sent.
 
+``GET …/models`` answers the OpenAI model list set with ``serve_models`` (ids, or a ``Json`` step
+such as a failure); those requests are recorded apart, in ``model_list_requests``.
+
 Timing never relies on sleeping: a step can wait on a ``threading.Event`` the test sets, so a test
 decides exactly when the upstream goes on (e.g. after it has seen the first chunk).
 """
@@ -29,6 +32,7 @@ __all__ = [
     "Sse",
     "chunk",
     "completion",
+    "model_list",
 ]
 
 # The API key the tests register for providers pointing at the fake upstream.
@@ -57,6 +61,14 @@ def chunk(model: str, content: str | None = None, finish_reason: str | None = No
         "model": model,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
     }
+
+
+def model_list(ids: list[str]) -> dict[str, Any]:
+    return {"object": "list", "data": [{"id": i, "object": "model", "owned_by": "fake"} for i in ids]}
+
+
+# What GET …/models lists until a test says otherwise.
+DEFAULT_MODELS = ["fake-model"]
 
 
 @dataclass
@@ -111,6 +123,8 @@ class Recorded:
 class FakeUpstream:
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
+        self.model_list_requests: list[Recorded] = []
+        self._model_list = Json(model_list(DEFAULT_MODELS))
         self._steps: dict[str | None, deque[Any]] = defaultdict(deque)
         self._held: list[Hang | Sse] = []
         # Set when the fake could not write to a connection: the gateway closed it.
@@ -137,6 +151,8 @@ class FakeUpstream:
         self._release_all()
         with self._lock:
             self.requests.clear()
+            self.model_list_requests.clear()
+            self._model_list = Json(model_list(DEFAULT_MODELS))
             self._steps.clear()
             self.disconnected.clear()
 
@@ -157,6 +173,11 @@ class FakeUpstream:
             self._steps[model].extend(steps)
             self._held.extend(s for s in steps if isinstance(s, Hang) or (isinstance(s, Sse) and s.gates))
 
+    def serve_models(self, answer: list[str] | Json) -> None:
+        """Answer every ``GET …/models`` from now on with these ids, or with this step."""
+        with self._lock:
+            self._model_list = answer if isinstance(answer, Json) else Json(model_list(answer))
+
     def _next_step(self, model: str | None) -> Any:
         with self._lock:
             for key in (model, None):
@@ -173,6 +194,17 @@ class FakeUpstream:
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
+
+            def do_GET(self) -> None:
+                if not self.path.split("?")[0].endswith("/models"):
+                    self._json(Json({"error": {"message": "no such route"}}, 404))
+                    return
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                with upstream._lock:
+                    upstream.model_list_requests.append(Recorded(self.path, headers, b""))
+                    step = upstream._model_list
+                # A copy: _json consumes the step's headers.
+                self._json(Json(step.body, step.status, dict(step.headers)))
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))

@@ -1,19 +1,52 @@
-"""``GET /``: the config page. A placeholder until the config-page issue builds the real one."""
+"""``GET /``: the config page (SPEC §8.1; the page itself is ``gateway.routes.page_html``).
+
+The page is answered with a Content-Security-Policy that admits its one inline script and its one
+inline style by hash and lets it talk only to the Worker: even a value that slipped into the DOM
+as markup could neither run a script nor load anything (defence in depth; the page renders every
+value as text). It may not be framed, and it is not cached, so a deploy takes effect at once.
+"""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
+
 from gateway.routes import Call
+from gateway.routes.page_html import PAGE
 from gateway.shell.http import JsResponse, respond
 
-__all__ = ["config_page"]
+__all__ = ["HEADERS", "config_page"]
 
-_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>fllmapi-worker</title></head>
-<body><h1>fllmapi-worker</h1>
-<p>The gateway is running. Point an OpenAI client at <code>/v1</code>; manage it with the admin API
-under <code>/api/admin</code>. The config page comes next.</p></body></html>
-"""
+
+def _inline_hash(tag: str) -> str:
+    """The CSP source of the page's one inline ``<tag>`` element: ``'sha256-…'`` of its text."""
+    [body] = re.findall(rf"<{tag}>(.*?)</{tag}>", PAGE, flags=re.DOTALL)
+    digest = hashlib.sha256(body.encode()).digest()
+    return f"'sha256-{base64.b64encode(digest).decode()}'"
+
+
+_POLICY = "; ".join(
+    (
+        "default-src 'none'",
+        f"script-src {_inline_hash('script')}",
+        f"style-src {_inline_hash('style')}",
+        "connect-src 'self'",
+        "img-src 'self' data:",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+    )
+)
+
+HEADERS = {
+    "content-type": "text/html; charset=utf-8",
+    "content-security-policy": _POLICY,
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+}
 
 
 async def config_page(call: Call) -> JsResponse:
-    return respond(_PAGE, 200, {"content-type": "text/html; charset=utf-8"})
+    return respond(PAGE, 200, HEADERS)

@@ -1,7 +1,7 @@
 """HTTP at the edge of the isolate: reading the caller's request and calling an upstream.
 
 ``IncomingRequest`` reads single headers straight from the JS request (the SDK's ``headers``
-property rebuilds a whole ``HTTPMessage`` on every access). ``post`` sends one upstream request
+property rebuilds a whole ``HTTPMessage`` on every access). ``send`` sends one upstream request
 with a timeout to the response headers and returns ``UpstreamResponse`` or a ``Defect``; it
 never raises for a network problem.
 """
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 else:
     JsResponse = Any
 
-__all__ = ["IncomingRequest", "JsResponse", "UpstreamResponse", "post", "respond"]
+__all__ = ["IncomingRequest", "JsResponse", "UpstreamResponse", "respond", "send"]
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -93,18 +93,20 @@ def _plain(entries: dict[str, Any]) -> Any:
     return to_js(entries, dict_converter=js.Object.fromEntries)
 
 
-async def post(
-    url: str, headers: dict[str, str], body: str | bytes, timeout_ms: int
+async def send(
+    method: str, url: str, headers: dict[str, str], timeout_ms: int, body: str | bytes | None = None
 ) -> UpstreamResponse | Defect:
-    """POST ``body`` to ``url``; the upstream's answer once its headers arrive (timer still
-    armed, see ``UpstreamResponse``), or the defect: ``TIMEOUT`` after ``timeout_ms`` without
-    headers, ``NETWORK`` for any transport failure."""
+    """Send one upstream request; the answer once its headers arrive (timer still armed, see
+    ``UpstreamResponse``), or the defect: ``TIMEOUT`` after ``timeout_ms`` without headers,
+    ``NETWORK`` for any transport failure."""
     controller = js.AbortController.new()
     # The timer is JS's own (abort bound to the controller): no Python callback per request.
     timer = js.setTimeout(controller.abort.bind(controller), timeout_ms)
-    options = _plain({"method": "POST", "headers": headers, "body": body, "signal": controller.signal})
+    init = {"method": method, "headers": headers, "signal": controller.signal}
+    if body is not None:
+        init["body"] = body
     try:
-        js_response = await js.fetch(url, options)
+        js_response = await js.fetch(url, _plain(init))
     except JsException:
         js.clearTimeout(timer)
         return Defect.TIMEOUT if controller.signal.aborted else Defect.NETWORK

@@ -72,7 +72,7 @@ async def send_chat(
         "accept": "text/event-stream" if stream else "application/json",
     }
     start = time.monotonic()
-    answer = await http.post(f"{provider.base_url}/chat/completions", headers, body, timeout_ms)
+    answer = await http.send("POST", f"{provider.base_url}/chat/completions", headers, timeout_ms, body)
     if isinstance(answer, Defect):
         return Observed(defect=answer, latency_ms=_elapsed_ms(start))
     if not 200 <= answer.status < 300:

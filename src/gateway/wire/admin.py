@@ -7,7 +7,14 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-__all__ = ["MIN_TOKEN_LENGTH", "ProviderCreate", "ProviderUpdate", "TokensUpdate"]
+__all__ = [
+    "MIN_TOKEN_LENGTH",
+    "ModelsFetchByProvider",
+    "ModelsFetchByUrl",
+    "ProviderCreate",
+    "ProviderUpdate",
+    "TokensUpdate",
+]
 
 MIN_TOKEN_LENGTH = 16
 
@@ -65,3 +72,16 @@ class ProviderUpdate(_Body):
 class TokensUpdate(_Body):
     api_token: str | None = Field(default=None, min_length=MIN_TOKEN_LENGTH, max_length=512)
     admin_token: str | None = Field(default=None, min_length=MIN_TOKEN_LENGTH, max_length=512)
+
+
+class ModelsFetchByUrl(_Body):
+    """``POST /api/admin/models/fetch`` for a platform not added yet: where and with which key."""
+
+    base_url: BaseUrl
+    api_key: str = Field(min_length=1)
+
+
+class ModelsFetchByProvider(_Body):
+    """``POST /api/admin/models/fetch`` for a stored provider: its base URL and stored key."""
+
+    provider_id: int

@@ -1,0 +1,1360 @@
+r"""The config page (SPEC §8.1): one self-contained HTML document, its CSS and its one script.
+
+It lives in a ``.py`` file because a Python Worker can reliably import only Python modules: a
+``.html`` file beside the code is not bundled by every deploy path, while a string constant is.
+Read it as the HTML file it is; ``gateway.routes.page`` serves it with a Content-Security-Policy
+that admits exactly this script and this style (by hash) and requests to the Worker itself.
+
+Rules the page keeps (STYLE "Admin page", checked by ``tests/unit/test_page.py``):
+- every visible string comes from ``I18N.en`` / ``I18N.zh`` (identical keys) through ``t(key)``;
+  static elements name their key in ``data-i18n`` (text) or ``data-i18n-placeholder``;
+- one ``state`` object; one ``api(method, path, body)``; one render function per view, which
+  rebuilds its container from ``state``;
+- user and upstream values reach the DOM only as text (``textContent``, text nodes, attribute
+  values through ``setAttribute``); nothing is ever parsed as markup;
+- nothing is loaded from anywhere but the Worker (no CDN, no external font): it works offline.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PAGE"]
+
+PAGE = r"""<!doctype html>
+<html lang="zh-CN">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
+<title>fllmapi-worker</title>
+<style>
+:root {
+  --bg: #f5f6f8; --card: #ffffff; --text: #1d2125; --muted: #5f6b76; --border: #d5dbe1;
+  --accent: #2457c5; --accent-text: #ffffff; --danger: #c0262d; --ok: #1d7a3a; --ok-bg: #e3f4e8;
+  --warn: #8a5a00; --warn-bg: #fff3cd; --chip: #eef1f4; --focus: #2457c566;
+}
+@media (prefers-color-scheme: dark) {
+  :root {
+    --bg: #15181c; --card: #1e2227; --text: #e6e9ec; --muted: #9aa5b1; --border: #353b43;
+    --accent: #5b8def; --accent-text: #0d1117; --danger: #f47067; --ok: #57c27a; --ok-bg: #1f3326;
+    --warn: #e0b040; --warn-bg: #3a3016; --chip: #2a3037; --focus: #5b8def66;
+  }
+}
+* { box-sizing: border-box; }
+[hidden] { display: none !important; }
+html { -webkit-text-size-adjust: 100%; }
+body {
+  margin: 0; background: var(--bg); color: var(--text);
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Noto Sans CJK SC",
+    "PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", sans-serif;
+}
+.topbar {
+  position: sticky; top: 0; z-index: 2; display: flex; align-items: center; gap: 8px;
+  padding: 10px 16px; background: var(--card); border-bottom: 1px solid var(--border);
+}
+.brand { font-weight: 650; margin-right: auto; overflow-wrap: anywhere; }
+main { max-width: 1080px; margin: 0 auto; padding: 16px; display: grid; gap: 16px; }
+.card {
+  background: var(--card); border: 1px solid var(--border); border-radius: 10px;
+  padding: 16px; min-width: 0;
+}
+.narrow { max-width: 420px; width: 100%; margin: 8vh auto 0; }
+.grid2 { display: grid; gap: 16px; grid-template-columns: repeat(auto-fit, minmax(min(100%, 440px), 1fr)); }
+h1 { font-size: 20px; margin: 0 0 4px; }
+h2 { font-size: 16px; margin: 0; }
+h3 { font-size: 14px; margin: 12px 0 6px; }
+p { margin: 0; }
+.section-head { display: flex; align-items: center; flex-wrap: wrap; gap: 8px; margin-bottom: 12px; }
+.section-head h2 { margin-right: auto; }
+.stack { display: grid; gap: 12px; align-content: start; }
+.field { display: grid; gap: 4px; min-width: 0; }
+.row2 { display: grid; gap: 12px; grid-template-columns: 1fr 1fr; }
+@media (max-width: 480px) { .row2 { grid-template-columns: 1fr; } main { padding: 10px; } .card { padding: 12px; } }
+label, .label { font-size: 13px; font-weight: 550; color: var(--muted); }
+input, select, textarea {
+  font: inherit; width: 100%; min-width: 0; padding: 7px 10px; color: inherit;
+  background: var(--card); border: 1px solid var(--border); border-radius: 6px;
+}
+input:not([type="checkbox"]), select { min-height: 36px; }
+textarea { min-height: 88px; resize: vertical; }
+input:focus, select:focus, textarea:focus, button:focus-visible { outline: 3px solid var(--focus); outline-offset: 0; }
+.mono, textarea, input.mono {
+  font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: 13px;
+}
+button {
+  font: inherit; font-size: 14px; padding: 6px 14px; border-radius: 6px; cursor: pointer; white-space: nowrap;
+  color: inherit; background: var(--chip); border: 1px solid var(--border);
+}
+button.primary { background: var(--accent); border-color: var(--accent); color: var(--accent-text); font-weight: 600; }
+button.danger { color: var(--danger); }
+button.ghost { background: transparent; border-color: transparent; }
+button.small { font-size: 13px; padding: 3px 10px; }
+button:disabled { opacity: .55; cursor: default; }
+.inline { display: flex; gap: 8px; }
+.inline > input { flex: 1; }
+.muted { color: var(--muted); font-size: 13px; }
+.note { font-size: 13px; overflow-wrap: anywhere; }
+.note:empty { display: none; }
+.note.error, .error-text { color: var(--danger); }
+.note.ok { color: var(--ok); }
+.chip {
+  display: inline-block; max-width: 100%; padding: 0 8px; border-radius: 999px; font-size: 12px;
+  line-height: 22px; background: var(--chip); overflow-wrap: anywhere;
+}
+.chip.ok { background: var(--ok-bg); color: var(--ok); }
+.chip.warn { background: var(--warn-bg); color: var(--warn); }
+.chip.bad { background: transparent; color: var(--danger); border: 1px solid var(--danger); line-height: 20px; }
+.chip.off { background: transparent; color: var(--muted); border: 1px solid var(--border); line-height: 20px; }
+.k { color: var(--muted); margin-right: 4px; }
+.status { border-left: 4px solid var(--ok); }
+.status.cooling { border-left-color: var(--warn); }
+.status .section-head { margin-bottom: 0; }
+.status-body:not(:empty) { margin-top: 12px; }
+ul.plain { list-style: none; margin: 0; padding: 0; display: grid; gap: 8px; }
+.entry {
+  display: flex; flex-wrap: wrap; align-items: center; gap: 4px 10px;
+  padding: 8px 10px; border-radius: 8px; background: var(--bg);
+}
+.entry .msg { flex-basis: 100%; color: var(--muted); font-size: 13px; overflow-wrap: anywhere; }
+.strong { font-weight: 600; overflow-wrap: anywhere; }
+.provider { display: grid; gap: 6px; padding: 14px 0; border-top: 1px solid var(--border); }
+.provider:first-child { border-top: 0; padding-top: 0; }
+.provider:last-child { padding-bottom: 0; }
+.provider.off .strong, .provider.off .url { opacity: .6; }
+.provider-head { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 8px; }
+.actions { display: flex; flex-wrap: wrap; gap: 6px; margin-left: auto; }
+.url { overflow-wrap: anywhere; color: var(--muted); }
+.meta { display: flex; flex-wrap: wrap; gap: 2px 18px; font-size: 13px; }
+.models { display: flex; flex-wrap: wrap; gap: 4px; }
+.editor { margin-top: 6px; padding: 12px; border: 1px dashed var(--border); border-radius: 8px; }
+.checklist {
+  max-height: 280px; overflow: auto; display: grid; gap: 2px; padding: 6px 10px;
+  border: 1px solid var(--border); border-radius: 6px;
+}
+.check {
+  display: flex; align-items: center; gap: 8px; min-width: 0;
+  font-weight: 400; color: var(--text); cursor: pointer;
+}
+.check input { width: auto; flex: none; margin: 3px 0; }
+.check span { overflow-wrap: anywhere; }
+.between { display: flex; align-items: center; justify-content: space-between; gap: 8px; flex-wrap: wrap; }
+#settings { margin-top: 12px; }
+.setting { display: grid; gap: 4px; padding: 10px 0; border-top: 1px solid var(--border); }
+.setting:first-child { border-top: 0; padding-top: 0; }
+.setting-controls { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; }
+.setting-controls input { flex: 1 1 140px; width: auto; }
+</style>
+</head>
+<body>
+<header class="topbar">
+  <span class="brand" data-i18n="app.title"></span>
+  <button type="button" class="ghost" id="lang-toggle" data-testid="lang-toggle" data-i18n="lang.toggle"></button>
+  <button type="button" class="ghost" id="logout" data-testid="logout" data-i18n="login.logout" hidden></button>
+</header>
+
+<main id="login-view" hidden>
+  <form id="login-form" class="card narrow stack" autocomplete="off">
+    <div>
+      <h1 data-i18n="login.heading"></h1>
+      <p class="muted" data-i18n="login.help"></p>
+    </div>
+    <div class="field">
+      <label for="login-token" data-i18n="login.token"></label>
+      <input id="login-token" data-testid="login-token" type="password" autocomplete="current-password">
+    </div>
+    <p id="login-message" class="note error" data-testid="login-message" role="alert"></p>
+    <button type="submit" class="primary" data-testid="login-submit" data-i18n="login.submit"></button>
+  </form>
+</main>
+
+<main id="main-view" hidden>
+  <section id="status-section" class="card status" data-testid="cooldown-bar" aria-live="polite">
+    <div class="section-head">
+      <h2 id="status-title"></h2>
+      <button type="button" id="cooldown-clear" data-testid="cooldown-clear" data-i18n="status.clearButton"></button>
+      <button type="button" id="cooldown-verify" data-testid="cooldown-verify" data-i18n="status.verifyButton"></button>
+    </div>
+    <p class="muted" data-i18n="status.help"></p>
+    <p id="status-message" class="note" role="status"></p>
+    <div id="status-body" class="status-body"></div>
+  </section>
+
+  <section class="card">
+    <div class="section-head">
+      <h2 data-i18n="providers.heading"></h2>
+      <span id="providers-count" class="muted"></span>
+      <button type="button" id="providers-refresh" class="small" data-i18n="providers.refresh"></button>
+    </div>
+    <p id="providers-message" class="note" role="status"></p>
+    <div id="providers" data-testid="provider-list"></div>
+  </section>
+
+  <div class="grid2">
+    <section class="card">
+      <div class="section-head"><h2 data-i18n="preset.heading"></h2></div>
+      <form id="preset-form" class="stack" autocomplete="off">
+        <p class="muted" data-i18n="preset.help"></p>
+        <div class="field">
+          <label for="preset-platform" data-i18n="preset.platform"></label>
+          <select id="preset-platform" data-testid="preset-platform"></select>
+        </div>
+        <div class="field" id="preset-account-field" hidden>
+          <label for="preset-account" data-i18n="preset.accountId"></label>
+          <input id="preset-account" data-testid="preset-account-id" class="mono"
+              data-i18n-placeholder="preset.accountIdPlaceholder">
+        </div>
+        <div class="field">
+          <label for="preset-base-url" data-i18n="form.baseUrl"></label>
+          <input id="preset-base-url" data-testid="preset-base-url" class="mono" inputmode="url" spellcheck="false">
+        </div>
+        <div class="row2">
+          <div class="field">
+            <label for="preset-name" data-i18n="form.name"></label>
+            <input id="preset-name" data-testid="preset-name">
+          </div>
+          <div class="field">
+            <label for="preset-key" data-i18n="form.key"></label>
+            <input id="preset-key" data-testid="preset-key" type="password" autocomplete="new-password" class="mono">
+          </div>
+        </div>
+        <div class="field">
+          <div class="between">
+            <span class="label" data-i18n="preset.models"></span>
+            <span id="preset-model-count" class="muted"></span>
+          </div>
+          <div class="inline">
+            <input id="preset-model-search" data-testid="preset-model-search" type="search"
+                data-i18n-placeholder="preset.search">
+            <button type="button" id="preset-fetch-models" data-testid="preset-fetch-models"
+                data-i18n="preset.fetch"></button>
+          </div>
+          <p id="preset-models-hint" class="muted"></p>
+          <div id="preset-models" class="checklist" data-testid="preset-models"></div>
+        </div>
+        <p id="preset-message" class="note" role="status"></p>
+        <div><button type="submit" class="primary" data-testid="preset-submit" data-i18n="preset.submit"></button></div>
+      </form>
+    </section>
+
+    <section class="card">
+      <div class="section-head"><h2 data-i18n="custom.heading"></h2></div>
+      <form id="custom-form" class="stack" autocomplete="off">
+        <p class="muted" data-i18n="custom.help"></p>
+        <div class="row2">
+          <div class="field">
+            <label for="custom-name" data-i18n="form.name"></label>
+            <input id="custom-name" data-testid="custom-name">
+          </div>
+          <div class="field">
+            <label for="custom-platform" data-i18n="form.platform"></label>
+            <input id="custom-platform" data-testid="custom-platform" value="custom" spellcheck="false">
+          </div>
+        </div>
+        <div class="field">
+          <label for="custom-base-url" data-i18n="form.baseUrl"></label>
+          <input id="custom-base-url" data-testid="custom-base-url" class="mono" inputmode="url" spellcheck="false"
+              data-i18n-placeholder="custom.baseUrlPlaceholder">
+        </div>
+        <div class="field">
+          <label for="custom-key" data-i18n="form.key"></label>
+          <input id="custom-key" data-testid="custom-key" type="password" autocomplete="new-password" class="mono">
+        </div>
+        <div class="field">
+          <label for="custom-models" data-i18n="form.models"></label>
+          <textarea id="custom-models" data-testid="custom-models" spellcheck="false"
+              data-i18n-placeholder="form.modelsPlaceholder"></textarea>
+        </div>
+        <div class="row2">
+          <div class="field">
+            <label for="custom-priority" data-i18n="form.priority"></label>
+            <input id="custom-priority" data-testid="custom-priority" type="number" step="1" value="100">
+          </div>
+          <div class="field">
+            <label for="custom-timeout" data-i18n="form.timeout"></label>
+            <input id="custom-timeout" data-testid="custom-timeout" type="number" min="0" step="any"
+                data-i18n-placeholder="form.timeoutPlaceholder">
+          </div>
+        </div>
+        <p id="custom-message" class="note" role="status"></p>
+        <div><button type="submit" class="primary" data-testid="custom-submit" data-i18n="custom.submit"></button></div>
+      </form>
+    </section>
+  </div>
+
+  <div class="grid2">
+    <section class="card stack">
+      <div class="section-head"><h2 data-i18n="tokens.heading"></h2></div>
+      <div class="field">
+        <label for="token-api" data-i18n="tokens.api"></label>
+        <p class="muted" data-i18n="tokens.apiHelp"></p>
+        <div class="inline">
+          <input id="token-api" data-testid="token-api" class="mono" autocomplete="off" spellcheck="false">
+          <button type="button" id="token-api-random" data-testid="token-api-random" data-i18n="tokens.random"></button>
+        </div>
+        <div><button type="button" id="token-api-save" class="primary" data-testid="token-api-save"
+            data-i18n="tokens.saveApi"></button></div>
+      </div>
+      <div class="field">
+        <label for="token-admin" data-i18n="tokens.admin"></label>
+        <p class="muted" data-i18n="tokens.adminHelp"></p>
+        <input id="token-admin" data-testid="token-admin" type="password" class="mono" autocomplete="new-password">
+        <div><button type="button" id="token-admin-save" class="primary" data-testid="token-admin-save"
+            data-i18n="tokens.saveAdmin"></button></div>
+      </div>
+      <p id="tokens-message" class="note" role="status"></p>
+      <div id="tokens" class="muted"></div>
+    </section>
+
+    <section class="card">
+      <div class="section-head">
+        <h2 data-i18n="settings.heading"></h2>
+        <button type="button" id="settings-save" class="primary" data-testid="settings-save"
+            data-i18n="settings.save"></button>
+      </div>
+      <p class="muted" data-i18n="settings.help"></p>
+      <p id="settings-message" class="note" role="status"></p>
+      <div id="settings"></div>
+    </section>
+  </div>
+</main>
+
+<script>
+"use strict";
+
+const I18N = {
+  "en": {
+    "app.title": "fllmapi-worker · configuration",
+    "lang.toggle": "中文",
+    "login.heading": "Sign in",
+    "login.help": "Enter the admin token (ADMIN_TOKEN). It is kept in this tab only.",
+    "login.token": "Admin token",
+    "login.submit": "Sign in",
+    "login.empty": "Enter the admin token.",
+    "login.rejected": "The admin token was not accepted. Sign in again.",
+    "login.logout": "Sign out",
+    "error.network": "The gateway could not be reached.",
+    "error.status": "The gateway answered HTTP {status}.",
+    "status.clear": "All providers available",
+    "status.cooling": "{n} cooling down",
+    "status.help": "Cooldowns live in the memory of the Worker instance that answered; another instance may still hold one.",
+    "status.clearButton": "Clear cooldowns",
+    "status.verifyButton": "Clear and verify",
+    "status.allModels": "all models",
+    "status.left": "left",
+    "status.lastStatus": "last status",
+    "status.none": "—",
+    "status.http": "HTTP {status}",
+    "status.cleared": "Cleared {n} cooldown(s).",
+    "status.verified": "Cleared; each provider that was cooling down was probed.",
+    "status.verifyHeading": "Verification",
+    "status.verifyNothing": "Nothing was cooling down: nothing to verify.",
+    "status.verifyOk": "working",
+    "status.verifyFailed": "failing",
+    "source.heuristic": "heuristic",
+    "source.authoritative": "set by provider",
+    "source.quota": "daily quota",
+    "source.credit": "credit exhausted",
+    "source.tier": "tier / permission",
+    "source.model": "model unavailable",
+    "cooldown.badge": "cooling down",
+    "cooldown.badgeModel": "{model} cooling down",
+    "time.now": "ending",
+    "time.s": "{s} s",
+    "time.m": "{m} min",
+    "time.ms": "{m} min {s} s",
+    "time.h": "{h} h",
+    "time.hm": "{h} h {m} min",
+    "providers.heading": "Providers",
+    "providers.count": "{n} configured",
+    "providers.refresh": "Refresh",
+    "providers.empty": "No provider yet. Add one below: pick a platform in Quick add, or enter any OpenAI-compatible endpoint in Custom add.",
+    "provider.enabled": "enabled",
+    "provider.disabled": "disabled",
+    "provider.edit": "Edit",
+    "provider.enable": "Enable",
+    "provider.disable": "Disable",
+    "provider.delete": "Delete",
+    "provider.key": "key",
+    "provider.keyError": "cannot be decrypted: enter it again",
+    "provider.priority": "priority",
+    "provider.timeout": "timeout",
+    "provider.timeoutDefault": "default",
+    "provider.confirmDelete": "Delete provider “{name}”? This cannot be undone.",
+    "provider.deleted": "Deleted “{name}”.",
+    "provider.saved": "Saved “{name}”.",
+    "provider.enabledNote": "“{name}” is enabled.",
+    "provider.disabledNote": "“{name}” is disabled.",
+    "edit.keyPlaceholder": "leave empty to keep the current key",
+    "edit.enabled": "Enabled",
+    "edit.save": "Save",
+    "edit.cancel": "Cancel",
+    "form.name": "Name",
+    "form.platform": "Platform id",
+    "form.baseUrl": "Base URL",
+    "form.key": "API key",
+    "form.models": "Models, one per line",
+    "form.modelsPlaceholder": "model-id",
+    "form.priority": "Priority (lower is tried first)",
+    "form.timeout": "Timeout in seconds",
+    "form.timeoutPlaceholder": "empty: default 15",
+    "form.notInteger": "{field}: a whole number is expected.",
+    "form.badTimeout": "Timeout: a number of seconds above 0 is expected.",
+    "form.needName": "Enter a name.",
+    "form.needKey": "Enter the API key.",
+    "form.needModels": "Give at least one model.",
+    "form.needBaseUrl": "Enter the base URL.",
+    "preset.heading": "Quick add",
+    "preset.help": "Pick a platform: its base URL and free models are filled in. Paste your key, then add it.",
+    "preset.platform": "Platform",
+    "preset.choose": "Choose a platform…",
+    "preset.accountId": "Cloudflare account id",
+    "preset.accountIdPlaceholder": "32 hexadecimal characters",
+    "preset.needAccount": "Enter the Cloudflare account id.",
+    "preset.models": "Models",
+    "preset.modelCount": "{selected} of {total} selected",
+    "preset.search": "Search models",
+    "preset.fetch": "Fetch full model list",
+    "preset.fetched": "The platform lists {n} model(s).",
+    "preset.noModelList": "This platform has no model list to fetch; its free models are listed.",
+    "preset.pickFirst": "Choose a platform first.",
+    "preset.noMatch": "No model matches the search.",
+    "preset.submit": "Add provider",
+    "preset.added": "Added “{name}”.",
+    "custom.heading": "Custom add",
+    "custom.help": "Any OpenAI-compatible endpoint: a platform not in the list, Ollama, vLLM, llama.cpp.",
+    "custom.baseUrlPlaceholder": "for example http://127.0.0.1:11434/v1",
+    "custom.submit": "Add provider",
+    "custom.added": "Added “{name}”.",
+    "tokens.heading": "Tokens",
+    "tokens.api": "API token",
+    "tokens.apiHelp": "What clients send to /v1. Copy it before leaving: it is not shown again.",
+    "tokens.random": "Random",
+    "tokens.saveApi": "Save API token",
+    "tokens.admin": "Admin token",
+    "tokens.adminHelp": "What this page signs in with. This session switches to the new token at once.",
+    "tokens.saveAdmin": "Save admin token",
+    "tokens.tooShort": "A token needs at least {n} characters.",
+    "tokens.apiSaved": "API token saved. Clients must send the new one from now on.",
+    "tokens.adminSaved": "Admin token saved; this session now uses it.",
+    "tokens.apiHint": "API token in use",
+    "tokens.adminHint": "Admin token in use",
+    "settings.heading": "Routing settings",
+    "settings.help": "Each value's source: saved here (D1) wins over the environment, which wins over the default. Empty a field and save to drop the saved value.",
+    "settings.save": "Save settings",
+    "settings.saved": "Settings saved.",
+    "settings.unchanged": "Nothing changed.",
+    "settings.reset": "Use default",
+    "settings.notInteger": "{field}: a whole number of 0 or more is expected.",
+    "settingSource.d1": "saved (D1)",
+    "settingSource.env": "environment",
+    "settingSource.default": "default",
+    "setting.routing_cooldown_ceiling_ms": "Cooldown ceiling (ms)",
+    "setting.max_consecutive_upstream_fails": "Stop after consecutive failures",
+    "setting.same_model_retry_max_ms": "Same-model retry wait (ms)",
+    "setting.stream_stall_ms": "Stream stall timeout (ms)",
+    "setting.max_body_bytes": "Request body limit (bytes)",
+    "settingHelp.routing_cooldown_ceiling_ms": "Longest heuristic, credit or tier cooldown; kept between 1 min and 24 h.",
+    "settingHelp.max_consecutive_upstream_fails": "A request stops with 503 after this many failed attempts in a row; 0 turns it off.",
+    "settingHelp.same_model_retry_max_ms": "A 429 asking to wait at most this long is waited for and retried on the same model.",
+    "settingHelp.stream_stall_ms": "A stream with no data for this long ends with an error event.",
+    "settingHelp.max_body_bytes": "Larger requests are refused with 413."
+  },
+  "zh": {
+    "app.title": "fllmapi-worker · 配置",
+    "lang.toggle": "English",
+    "login.heading": "登录",
+    "login.help": "输入管理令牌（ADMIN_TOKEN）。它只保存在当前标签页中。",
+    "login.token": "管理令牌",
+    "login.submit": "登录",
+    "login.empty": "请输入管理令牌。",
+    "login.rejected": "管理令牌无效，请重新登录。",
+    "login.logout": "退出",
+    "error.network": "无法连接到网关。",
+    "error.status": "网关返回 HTTP {status}。",
+    "status.clear": "所有服务商均可用",
+    "status.cooling": "{n} 项冷却中",
+    "status.help": "冷却状态保存在响应本次请求的 Worker 实例内存中，其他实例可能仍有冷却。",
+    "status.clearButton": "清除冷却",
+    "status.verifyButton": "清除并验证",
+    "status.allModels": "全部模型",
+    "status.left": "剩余",
+    "status.lastStatus": "最近状态",
+    "status.none": "—",
+    "status.http": "HTTP {status}",
+    "status.cleared": "已清除 {n} 项冷却。",
+    "status.verified": "已清除，并逐一探测了冷却中的服务商。",
+    "status.verifyHeading": "验证结果",
+    "status.verifyNothing": "没有冷却中的服务商，无需验证。",
+    "status.verifyOk": "正常",
+    "status.verifyFailed": "失败",
+    "source.heuristic": "推断",
+    "source.authoritative": "服务商指定",
+    "source.quota": "每日额度",
+    "source.credit": "余额耗尽",
+    "source.tier": "权限 / 等级",
+    "source.model": "模型不可用",
+    "cooldown.badge": "冷却中",
+    "cooldown.badgeModel": "{model} 冷却中",
+    "time.now": "即将结束",
+    "time.s": "{s} 秒",
+    "time.m": "{m} 分钟",
+    "time.ms": "{m} 分 {s} 秒",
+    "time.h": "{h} 小时",
+    "time.hm": "{h} 小时 {m} 分",
+    "providers.heading": "服务商",
+    "providers.count": "共 {n} 个",
+    "providers.refresh": "刷新",
+    "providers.empty": "还没有服务商。在下方添加：在“快速添加”中选择平台，或在“自定义添加”中填写任意 OpenAI 兼容接口。",
+    "provider.enabled": "已启用",
+    "provider.disabled": "已停用",
+    "provider.edit": "编辑",
+    "provider.enable": "启用",
+    "provider.disable": "停用",
+    "provider.delete": "删除",
+    "provider.key": "密钥",
+    "provider.keyError": "无法解密，请重新填写",
+    "provider.priority": "优先级",
+    "provider.timeout": "超时",
+    "provider.timeoutDefault": "默认",
+    "provider.confirmDelete": "删除服务商“{name}”？此操作无法撤销。",
+    "provider.deleted": "已删除“{name}”。",
+    "provider.saved": "已保存“{name}”。",
+    "provider.enabledNote": "已启用“{name}”。",
+    "provider.disabledNote": "已停用“{name}”。",
+    "edit.keyPlaceholder": "留空则保留当前密钥",
+    "edit.enabled": "启用",
+    "edit.save": "保存",
+    "edit.cancel": "取消",
+    "form.name": "名称",
+    "form.platform": "平台标识",
+    "form.baseUrl": "Base URL",
+    "form.key": "API 密钥",
+    "form.models": "模型，每行一个",
+    "form.modelsPlaceholder": "模型 ID",
+    "form.priority": "优先级（数字小的先尝试）",
+    "form.timeout": "超时（秒）",
+    "form.timeoutPlaceholder": "留空：默认 15",
+    "form.notInteger": "{field}：需要整数。",
+    "form.badTimeout": "超时：需要大于 0 的秒数。",
+    "form.needName": "请填写名称。",
+    "form.needKey": "请填写 API 密钥。",
+    "form.needModels": "至少需要一个模型。",
+    "form.needBaseUrl": "请填写 Base URL。",
+    "preset.heading": "快速添加",
+    "preset.help": "选择平台后会自动填入 Base URL 和免费模型。粘贴密钥即可添加。",
+    "preset.platform": "平台",
+    "preset.choose": "选择平台…",
+    "preset.accountId": "Cloudflare 账户 ID",
+    "preset.accountIdPlaceholder": "32 位十六进制字符",
+    "preset.needAccount": "请填写 Cloudflare 账户 ID。",
+    "preset.models": "模型",
+    "preset.modelCount": "已选 {selected} / 共 {total}",
+    "preset.search": "搜索模型",
+    "preset.fetch": "获取完整模型列表",
+    "preset.fetched": "该平台共列出 {n} 个模型。",
+    "preset.noModelList": "该平台没有可获取的模型列表，下面是它的免费模型。",
+    "preset.pickFirst": "请先选择平台。",
+    "preset.noMatch": "没有匹配的模型。",
+    "preset.submit": "添加服务商",
+    "preset.added": "已添加“{name}”。",
+    "custom.heading": "自定义添加",
+    "custom.help": "任意 OpenAI 兼容接口：列表之外的平台、Ollama、vLLM、llama.cpp。",
+    "custom.baseUrlPlaceholder": "例如 http://127.0.0.1:11434/v1",
+    "custom.submit": "添加服务商",
+    "custom.added": "已添加“{name}”。",
+    "tokens.heading": "令牌",
+    "tokens.api": "API 令牌",
+    "tokens.apiHelp": "客户端调用 /v1 时使用。离开前请复制，之后不会再显示。",
+    "tokens.random": "随机生成",
+    "tokens.saveApi": "保存 API 令牌",
+    "tokens.admin": "管理令牌",
+    "tokens.adminHelp": "登录本页面所用的令牌。保存后当前会话立即改用新令牌。",
+    "tokens.saveAdmin": "保存管理令牌",
+    "tokens.tooShort": "令牌至少需要 {n} 个字符。",
+    "tokens.apiSaved": "API 令牌已保存，客户端需改用新令牌。",
+    "tokens.adminSaved": "管理令牌已保存，当前会话已改用新令牌。",
+    "tokens.apiHint": "当前 API 令牌",
+    "tokens.adminHint": "当前管理令牌",
+    "settings.heading": "路由设置",
+    "settings.help": "每项都标明来源：此处保存的值（D1）优先于环境变量，环境变量优先于默认值。清空输入框并保存即可删除已保存的值。",
+    "settings.save": "保存设置",
+    "settings.saved": "设置已保存。",
+    "settings.unchanged": "没有改动。",
+    "settings.reset": "恢复默认",
+    "settings.notInteger": "{field}：需要大于或等于 0 的整数。",
+    "settingSource.d1": "已保存（D1）",
+    "settingSource.env": "环境变量",
+    "settingSource.default": "默认值",
+    "setting.routing_cooldown_ceiling_ms": "冷却时长上限（毫秒）",
+    "setting.max_consecutive_upstream_fails": "连续失败熔断次数",
+    "setting.same_model_retry_max_ms": "同模型重试最长等待（毫秒）",
+    "setting.stream_stall_ms": "流式停滞超时（毫秒）",
+    "setting.max_body_bytes": "请求体上限（字节）",
+    "settingHelp.routing_cooldown_ceiling_ms": "推断、余额、权限类冷却的最长时间，限定在 1 分钟到 24 小时之间。",
+    "settingHelp.max_consecutive_upstream_fails": "一次请求连续失败这么多次后停止并返回 503；0 表示关闭。",
+    "settingHelp.same_model_retry_max_ms": "429 要求等待的时间不超过此值时，等待后在同一模型上重试。",
+    "settingHelp.stream_stall_ms": "流式回答超过此时间没有数据，就以错误事件结束。",
+    "settingHelp.max_body_bytes": "更大的请求以 413 拒绝。"
+  }
+};
+
+const TOKEN_STORAGE = "fllmapi.adminToken";
+const LANG_STORAGE = "fllmapi.lang";
+const ACCOUNT_PLACEHOLDER = "{account_id}";
+const MIN_TOKEN_CHARS = 16;
+const POLL_MS = 10000;
+const TICK_MS = 1000;
+// Sections with a message line (#<section>-message) that note() writes to.
+const SECTIONS = ["status", "providers", "preset", "custom", "tokens", "settings"];
+
+const state = {
+  lang: localStorage.getItem(LANG_STORAGE) === "en" ? "en" : "zh",
+  token: sessionStorage.getItem(TOKEN_STORAGE) || "",
+  view: "login",
+  loginMessage: "",
+  providers: [],
+  platforms: [],
+  settings: {},
+  settingDrafts: {},
+  cooldowns: [],   // /status entries, each with untilMs on this browser's clock
+  verifyResults: null,
+  editing: null,   // the draft of the provider being edited: {id, name, platform, …}
+  preset: { id: "", fetched: [], selected: [], search: "" },
+  tokenHints: { api: null, admin: null },
+  notes: {},       // section -> {kind, text}
+  timers: [],
+};
+
+// --- Text -----------------------------------------------------------------------------------
+
+function t(key, vars) {
+  const table = I18N[state.lang];
+  const text = Object.prototype.hasOwnProperty.call(table, key) ? table[key] : key;
+  if (!vars) return text;
+  return text.replace(/\{(\w+)\}/g, (whole, name) => (name in vars ? String(vars[name]) : whole));
+}
+
+function applyI18n() {
+  document.documentElement.setAttribute("lang", state.lang === "zh" ? "zh-CN" : "en");
+  document.title = t("app.title");
+  for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = t(node.getAttribute("data-i18n"));
+  for (const node of document.querySelectorAll("[data-i18n-placeholder]")) {
+    node.setAttribute("placeholder", t(node.getAttribute("data-i18n-placeholder")));
+  }
+}
+
+function duration(ms) {
+  const s = Math.ceil(ms / 1000);
+  if (s < 60) return t("time.s", { s });
+  const m = Math.floor(s / 60);
+  const h = Math.floor(m / 60);
+  if (h === 0) return s % 60 ? t("time.ms", { m, s: s % 60 }) : t("time.m", { m });
+  return m % 60 ? t("time.hm", { h, m: m % 60 }) : t("time.h", { h });
+}
+
+function timeLeft(untilMs) {
+  const left = untilMs - Date.now();
+  return left > 0 ? duration(left) : t("time.now");
+}
+
+// --- DOM: text only -------------------------------------------------------------------------
+
+function byId(id) {
+  return document.getElementById(id);
+}
+
+// An element with attributes (set with setAttribute; "on…" become listeners; value and checked
+// are set as properties, after the attributes, so an input's type is known first) and children
+// (nodes, or strings, which append() turns into text nodes).
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  const properties = [];
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else if (name === "value" || name === "checked") properties.push([name, value]);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const [name, value] of properties) node[name] = value;
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined && child !== false) node.append(child);
+  }
+  return node;
+}
+
+function note(section, kind, text) {
+  state.notes[section] = { kind, text };
+  renderNote(section);
+}
+
+function renderNote(section) {
+  const node = byId(section + "-message");
+  const { kind, text } = state.notes[section] || { kind: "", text: "" };
+  node.textContent = text;
+  node.setAttribute("class", "note " + kind);
+}
+
+// --- The admin API --------------------------------------------------------------------------
+
+// The answer's JSON, or throws an Error with the server's error.message. A 401 for the token in
+// use returns to the login view (a 401 for a token already replaced is only thrown).
+async function api(method, path, body) {
+  const token = state.token;
+  const init = { method, headers: { authorization: "Bearer " + token } };
+  if (body !== undefined) {
+    init.headers["content-type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch("/api/admin" + path, init);
+  } catch (err) {
+    throw new Error(t("error.network"));
+  }
+  const data = await response.json().catch(() => null);
+  if (response.status === 401) {
+    if (token === state.token) showLogin(t("login.rejected"));
+    throw new Error(t("login.rejected"));
+  }
+  if (!response.ok) {
+    const message = data && data.error && data.error.message;
+    throw new Error(message || t("error.status", { status: response.status }));
+  }
+  return data;
+}
+
+async function loadProviders() {
+  state.providers = (await api("GET", "/providers")).providers;
+}
+
+async function loadPlatforms() {
+  state.platforms = (await api("GET", "/platforms")).platforms;
+}
+
+async function loadSettings() {
+  state.settings = (await api("GET", "/settings")).settings;
+  state.settingDrafts = {};
+}
+
+async function loadStatus() {
+  const data = await api("GET", "/status");
+  const now = Date.now();
+  state.cooldowns = data.cooldowns.map((c) => Object.assign({}, c, { untilMs: now + c.remainingMs }));
+}
+
+// --- Session --------------------------------------------------------------------------------
+
+async function enter() {
+  await Promise.all([loadProviders(), loadPlatforms(), loadSettings(), loadStatus()]);
+  state.view = "main";
+  state.loginMessage = "";
+  state.notes = {};
+  renderAll();
+  startTimers();
+}
+
+function showLogin(message) {
+  stopTimers();
+  sessionStorage.removeItem(TOKEN_STORAGE);
+  Object.assign(state, { token: "", view: "login", loginMessage: message, editing: null, verifyResults: null });
+  renderAll();
+}
+
+function startTimers() {
+  stopTimers();
+  state.timers = [setInterval(tick, TICK_MS), setInterval(poll, POLL_MS)];
+}
+
+function stopTimers() {
+  state.timers.forEach(clearInterval);
+  state.timers = [];
+}
+
+function cooldownKey() {
+  return state.cooldowns.map((c) => c.providerId + "/" + c.model).join(",");
+}
+
+// The status bar follows /status; provider rows re-render only when their badges change.
+async function poll() {
+  if (document.hidden || state.view !== "main") return;
+  const before = cooldownKey();
+  try {
+    await loadStatus();
+  } catch (err) {
+    return;  // a 401 already went back to the login view; anything else waits for the next poll
+  }
+  renderStatus();
+  if (cooldownKey() !== before) renderProviders();
+}
+
+function tick() {
+  let ended = false;
+  for (const node of document.querySelectorAll("[data-until]")) {
+    const until = Number(node.getAttribute("data-until"));
+    node.textContent = timeLeft(until);
+    ended = ended || until <= Date.now();
+  }
+  if (ended) poll();
+}
+
+// An event handler that clears the section's note, keeps its button disabled while it runs and
+// shows any error in the section.
+function guarded(section, action) {
+  return async (event) => {
+    if (event.type === "submit") event.preventDefault();
+    const button = event.submitter || event.currentTarget;
+    const isButton = button instanceof HTMLButtonElement;
+    note(section, "", "");
+    if (isButton) button.disabled = true;
+    try {
+      await action(event);
+    } catch (err) {
+      note(section, "error", err.message);
+    } finally {
+      if (isButton) button.disabled = false;
+    }
+  };
+}
+
+// --- Views ----------------------------------------------------------------------------------
+
+function renderAll() {
+  applyI18n();
+  const main = state.view === "main";
+  byId("login-view").hidden = main;
+  byId("main-view").hidden = !main;
+  byId("logout").hidden = !main;
+  byId("login-message").textContent = state.loginMessage;
+  if (main) {
+    renderStatus();
+    renderProviders();
+    renderPresetForm();
+    renderTokens();
+    renderSettings();
+  }
+  SECTIONS.forEach(renderNote);
+}
+
+function timeLeftNode(cooldown) {
+  return el("span", { class: "strong", "data-until": cooldown.untilMs }, timeLeft(cooldown.untilMs));
+}
+
+function renderStatus() {
+  const cooling = state.cooldowns;
+  byId("status-section").classList.toggle("cooling", cooling.length > 0);
+  byId("status-title").textContent = cooling.length ? t("status.cooling", { n: cooling.length }) : t("status.clear");
+  const box = byId("status-body");
+  box.replaceChildren();
+  if (cooling.length) box.append(el("ul", { class: "plain" }, cooling.map(cooldownEntry)));
+  if (state.verifyResults) box.append(verifyList(state.verifyResults));
+}
+
+function cooldownEntry(c) {
+  return el("li", { class: "entry", "data-testid": "cooldown-entry" },
+    el("span", { class: "strong" }, c.name),
+    el("span", { class: "chip mono" }, c.model === null ? t("status.allModels") : c.model),
+    el("span", { class: "chip warn" }, t("source." + c.source)),
+    el("span", null, el("span", { class: "k" }, t("status.left")), timeLeftNode(c)),
+    el("span", null, el("span", { class: "k" }, t("status.lastStatus")),
+      c.lastStatus === null ? t("status.none") : t("status.http", { status: c.lastStatus })),
+    c.lastMessage ? el("span", { class: "msg" }, c.lastMessage) : null);
+}
+
+function verifyList(results) {
+  const items = results.map((r) => el("li", { class: "entry", "data-testid": "verify-result" },
+    el("span", { class: r.ok ? "chip ok" : "chip bad" }, t(r.ok ? "status.verifyOk" : "status.verifyFailed")),
+    el("span", { class: "strong" }, r.name),
+    el("span", null, r.status === null ? t("status.none") : t("status.http", { status: r.status })),
+    r.message ? el("span", { class: "msg" }, r.message) : null));
+  return el("div", { "data-testid": "verify-results" },
+    el("h3", null, t("status.verifyHeading")),
+    items.length ? el("ul", { class: "plain" }, items) : el("p", { class: "muted" }, t("status.verifyNothing")));
+}
+
+function renderProviders() {
+  byId("providers-count").textContent = t("providers.count", { n: state.providers.length });
+  const box = byId("providers");
+  box.replaceChildren();
+  if (!state.providers.length) box.append(el("p", { class: "muted" }, t("providers.empty")));
+  for (const provider of state.providers) box.append(providerRow(provider));
+}
+
+function providerRow(p) {
+  const row = el("article", { class: p.enabled ? "provider" : "provider off", "data-testid": "provider-row" },
+    el("div", { class: "provider-head" },
+      el("span", { class: "strong", "data-testid": "provider-name" }, p.name),
+      el("span", { class: "chip" }, p.platform),
+      el("span", { class: p.enabled ? "chip ok" : "chip off" },
+        t(p.enabled ? "provider.enabled" : "provider.disabled")),
+      cooldownBadges(p),
+      providerActions(p)),
+    el("div", { class: "mono url" }, p.base_url),
+    providerMeta(p),
+    el("div", { class: "models" }, p.models.map((m) => el("span", { class: "chip mono" }, m))));
+  if (state.editing && state.editing.id === p.id) row.append(editor(p));
+  return row;
+}
+
+function cooldownBadges(p) {
+  return state.cooldowns.filter((c) => c.providerId === p.id).map((c) =>
+    el("span", { class: "chip warn", "data-testid": "provider-cooldown" },
+      c.model === null ? t("cooldown.badge") : t("cooldown.badgeModel", { model: c.model }), " ", timeLeftNode(c)));
+}
+
+function smallButton(testId, labelKey, onclick, extraClass) {
+  const attrs = { type: "button", class: extraClass ? "small " + extraClass : "small", "data-testid": testId, onclick };
+  return el("button", attrs, t(labelKey));
+}
+
+function providerActions(p) {
+  return el("span", { class: "actions" },
+    smallButton("provider-edit", "provider.edit", () => startEdit(p)),
+    smallButton("provider-toggle", p.enabled ? "provider.disable" : "provider.enable",
+      guarded("providers", () => toggleProvider(p))),
+    smallButton("provider-delete", "provider.delete", guarded("providers", () => deleteProvider(p)), "danger"));
+}
+
+function providerMeta(p) {
+  const item = (labelKey, value) => el("span", null, el("span", { class: "k" }, t(labelKey)), value);
+  const key = p.key_error
+    ? el("span", { class: "error-text" }, t("provider.keyError"))
+    : el("span", { class: "mono" }, p.key_hint);
+  const timeout = p.timeout_ms === null ? t("provider.timeoutDefault") : t("time.s", { s: p.timeout_ms / 1000 });
+  return el("div", { class: "meta" },
+    item("provider.key", key), item("provider.priority", String(p.priority)), item("provider.timeout", timeout));
+}
+
+function draftInput(draft, key, attrs) {
+  return el("input", Object.assign({ value: draft[key], oninput: (e) => { draft[key] = e.target.value; } }, attrs));
+}
+
+function field(labelKey, id, control) {
+  return el("div", { class: "field" }, el("label", { for: id }, t(labelKey)), control);
+}
+
+function editor(p) {
+  const d = state.editing;
+  const id = (name) => "edit-" + name + "-" + p.id;
+  return el("form", { class: "editor stack", autocomplete: "off", onsubmit: guarded("providers", () => saveEdit(p)) },
+    el("div", { class: "row2" },
+      field("form.name", id("name"), draftInput(d, "name", { id: id("name"), "data-testid": "edit-name" })),
+      field("form.platform", id("platform"),
+        draftInput(d, "platform", { id: id("platform"), "data-testid": "edit-platform" }))),
+    field("form.baseUrl", id("base-url"), draftInput(d, "base_url", {
+      id: id("base-url"), class: "mono", "data-testid": "edit-base-url", spellcheck: "false",
+    })),
+    field("form.key", id("key"), draftInput(d, "api_key", {
+      id: id("key"), type: "password", class: "mono", autocomplete: "new-password",
+      placeholder: t("edit.keyPlaceholder"), "data-testid": "edit-key",
+    })),
+    field("form.models", id("models"), el("textarea", {
+      id: id("models"), value: d.models, spellcheck: "false", "data-testid": "edit-models",
+      oninput: (e) => { d.models = e.target.value; },
+    })),
+    el("div", { class: "row2" },
+      field("form.priority", id("priority"),
+        draftInput(d, "priority", { id: id("priority"), type: "number", step: "1", "data-testid": "edit-priority" })),
+      field("form.timeout", id("timeout"), draftInput(d, "timeout", {
+        id: id("timeout"), type: "number", min: "0", step: "any", placeholder: t("form.timeoutPlaceholder"),
+        "data-testid": "edit-timeout",
+      }))),
+    el("label", { class: "check" },
+      el("input", {
+        type: "checkbox", checked: d.enabled, "data-testid": "edit-enabled",
+        onchange: (e) => { d.enabled = e.target.checked; },
+      }),
+      el("span", null, t("edit.enabled"))),
+    el("div", { class: "inline" },
+      el("button", { type: "submit", class: "primary", "data-testid": "edit-save" }, t("edit.save")),
+      el("button", { type: "button", "data-testid": "edit-cancel", onclick: cancelEdit }, t("edit.cancel"))));
+}
+
+function renderPresetForm() {
+  const select = byId("preset-platform");
+  select.replaceChildren(el("option", { value: "" }, t("preset.choose")),
+    ...state.platforms.map((p) => el("option", { value: p.id }, p.name)));
+  select.value = state.preset.id;
+  const preset = currentPreset();
+  byId("preset-account-field").hidden = !(preset && preset.base_url.includes(ACCOUNT_PLACEHOLDER));
+  byId("preset-fetch-models").disabled = !(preset && preset.models_url);
+  byId("preset-models-hint").textContent = preset && !preset.models_url ? t("preset.noModelList") : "";
+  renderPresetModels();
+}
+
+function renderPresetModels() {
+  const box = byId("preset-models");
+  box.replaceChildren();
+  renderPresetCount();
+  if (!currentPreset()) {
+    box.append(el("p", { class: "muted" }, t("preset.pickFirst")));
+    return;
+  }
+  const query = state.preset.search.trim().toLowerCase();
+  const shown = presetModels().filter((m) => m.toLowerCase().includes(query));
+  if (!shown.length) box.append(el("p", { class: "muted" }, t("preset.noMatch")));
+  for (const model of shown) {
+    box.append(el("label", { class: "check", "data-testid": "preset-model" },
+      el("input", {
+        type: "checkbox", value: model, checked: state.preset.selected.includes(model),
+        onchange: (e) => tickModel(model, e.target.checked),
+      }),
+      el("span", { class: "mono" }, model)));
+  }
+}
+
+function renderPresetCount() {
+  const total = presetModels().length;
+  byId("preset-model-count").textContent =
+    currentPreset() ? t("preset.modelCount", { selected: state.preset.selected.length, total }) : "";
+}
+
+function renderTokens() {
+  const box = byId("tokens");
+  box.replaceChildren();
+  for (const [key, hint] of [["tokens.apiHint", state.tokenHints.api], ["tokens.adminHint", state.tokenHints.admin]]) {
+    if (hint) box.append(el("div", null, el("span", { class: "k" }, t(key)), el("span", { class: "mono" }, hint)));
+  }
+}
+
+function renderSettings() {
+  const box = byId("settings");
+  box.replaceChildren();
+  for (const [key, setting] of Object.entries(state.settings)) {
+    const id = "setting-" + key;
+    const draft = key in state.settingDrafts ? state.settingDrafts[key] : String(setting.value);
+    box.append(el("div", { class: "setting", "data-testid": "setting-row", "data-setting": key },
+      el("label", { for: id }, t("setting." + key)),
+      el("div", { class: "setting-controls" },
+        el("input", {
+          id, type: "number", min: "0", step: "1", value: draft, "data-testid": id,
+          oninput: (e) => { state.settingDrafts[key] = e.target.value; },
+        }),
+        el("span", { class: setting.source === "d1" ? "chip ok" : "chip", "data-testid": "setting-source" },
+          t("settingSource." + setting.source)),
+        key.endsWith("_ms") ? el("span", { class: "muted" }, duration(setting.value)) : null,
+        setting.source === "d1"
+          ? smallButton("setting-reset", "settings.reset",
+            guarded("settings", () => putSettings({ [key]: null })), "ghost")
+          : null),
+      el("p", { class: "muted" }, t("settingHelp." + key))));
+  }
+}
+
+// --- Providers ------------------------------------------------------------------------------
+
+async function reloadProviders() {
+  await Promise.all([loadProviders(), loadStatus()]);
+  renderProviders();
+  renderStatus();
+}
+
+function startEdit(p) {
+  state.editing = {
+    id: p.id, name: p.name, platform: p.platform, base_url: p.base_url, api_key: "",
+    models: p.models.join("\n"), priority: String(p.priority),
+    timeout: p.timeout_ms === null ? "" : String(p.timeout_ms / 1000), enabled: p.enabled,
+  };
+  renderProviders();
+}
+
+function cancelEdit() {
+  state.editing = null;
+  renderProviders();
+}
+
+async function saveEdit(p) {
+  const d = state.editing;
+  const body = {
+    name: required(d.name, "form.needName"),
+    platform: d.platform.trim() || "custom",
+    base_url: required(d.base_url, "form.needBaseUrl"),
+    models: modelLines(d.models),
+    priority: integer(d.priority, 100, "form.priority"),
+    timeout_ms: timeoutMs(d.timeout),
+    enabled: d.enabled,
+  };
+  if (d.api_key.trim()) body.api_key = d.api_key.trim();  // empty keeps the stored key
+  const saved = (await api("PUT", "/providers/" + p.id, body)).provider;
+  state.editing = null;
+  await reloadProviders();
+  note("providers", "ok", t("provider.saved", { name: saved.name }));
+}
+
+async function toggleProvider(p) {
+  await api("PUT", "/providers/" + p.id, { enabled: !p.enabled });
+  await reloadProviders();
+  note("providers", "ok", t(p.enabled ? "provider.disabledNote" : "provider.enabledNote", { name: p.name }));
+}
+
+async function deleteProvider(p) {
+  if (!confirm(t("provider.confirmDelete", { name: p.name }))) return;
+  await api("DELETE", "/providers/" + p.id);
+  if (state.editing && state.editing.id === p.id) state.editing = null;
+  await reloadProviders();
+  note("providers", "ok", t("provider.deleted", { name: p.name }));
+}
+
+// --- Form values ----------------------------------------------------------------------------
+
+function required(value, messageKey) {
+  const text = String(value).trim();
+  if (!text) throw new Error(t(messageKey));
+  return text;
+}
+
+function modelLines(text) {
+  const models = text.split("\n").map((m) => m.trim()).filter(Boolean);
+  if (!models.length) throw new Error(t("form.needModels"));
+  return models;
+}
+
+function integer(value, fallback, labelKey) {
+  const text = String(value).trim();
+  if (text === "") return fallback;
+  if (!/^-?\d+$/.test(text)) throw new Error(t("form.notInteger", { field: t(labelKey) }));
+  return Number(text);
+}
+
+function timeoutMs(value) {
+  const text = String(value).trim();
+  if (text === "") return null;
+  const seconds = Number(text);
+  if (!(seconds > 0)) throw new Error(t("form.badTimeout"));
+  return Math.round(seconds * 1000);
+}
+
+// --- Quick add ------------------------------------------------------------------------------
+
+function currentPreset() {
+  return state.platforms.find((p) => p.id === state.preset.id) || null;
+}
+
+// The preset's default models first, then those the platform listed.
+function presetModels() {
+  const preset = currentPreset();
+  return preset ? [...new Set([...preset.default_models, ...state.preset.fetched])] : [];
+}
+
+function uniqueName(base) {
+  const taken = new Set(state.providers.map((p) => p.name));
+  let name = base;
+  for (let n = 2; taken.has(name); n++) name = base + "-" + n;
+  return name;
+}
+
+function choosePlatform(id) {
+  state.preset = { id, fetched: [], selected: [], search: "" };
+  const preset = currentPreset();
+  if (preset) state.preset.selected = [...preset.default_models];
+  byId("preset-base-url").value = preset ? preset.base_url : "";
+  byId("preset-name").value = preset ? uniqueName(preset.id) : "";
+  byId("preset-account").value = "";
+  byId("preset-model-search").value = "";
+  renderPresetForm();
+}
+
+function fillAccountId() {
+  const preset = currentPreset();
+  const account = byId("preset-account").value.trim();
+  if (!preset) return;
+  const filled = preset.base_url.replace(ACCOUNT_PLACEHOLDER, encodeURIComponent(account));
+  byId("preset-base-url").value = account ? filled : preset.base_url;
+}
+
+function tickModel(model, on) {
+  const selected = state.preset.selected.filter((m) => m !== model);
+  state.preset.selected = on ? selected.concat([model]) : selected;
+  renderPresetCount();
+}
+
+function presetTarget() {
+  const baseUrl = required(byId("preset-base-url").value, "form.needBaseUrl");
+  if (baseUrl.includes(ACCOUNT_PLACEHOLDER)) throw new Error(t("preset.needAccount"));
+  return { base_url: baseUrl, api_key: required(byId("preset-key").value, "form.needKey") };
+}
+
+async function fetchPresetModels() {
+  if (!currentPreset()) throw new Error(t("preset.pickFirst"));
+  const models = (await api("POST", "/models/fetch", presetTarget())).models;
+  state.preset.fetched = models;
+  renderPresetModels();
+  note("preset", "ok", t("preset.fetched", { n: models.length }));
+}
+
+async function submitPreset() {
+  const preset = currentPreset();
+  if (!preset) throw new Error(t("preset.pickFirst"));
+  const models = presetModels().filter((m) => state.preset.selected.includes(m));
+  if (!models.length) throw new Error(t("form.needModels"));
+  const name = byId("preset-name").value.trim() || uniqueName(preset.id);
+  await api("POST", "/providers", Object.assign({ name, platform: preset.id, models }, presetTarget()));
+  byId("preset-key").value = "";
+  choosePlatform("");
+  await reloadProviders();
+  note("preset", "ok", t("preset.added", { name }));
+}
+
+// --- Custom add -----------------------------------------------------------------------------
+
+async function submitCustom() {
+  const body = {
+    name: required(byId("custom-name").value, "form.needName"),
+    platform: byId("custom-platform").value.trim() || "custom",
+    base_url: required(byId("custom-base-url").value, "form.needBaseUrl"),
+    api_key: required(byId("custom-key").value, "form.needKey"),
+    models: modelLines(byId("custom-models").value),
+    priority: integer(byId("custom-priority").value, 100, "form.priority"),
+    timeout_ms: timeoutMs(byId("custom-timeout").value),
+  };
+  await api("POST", "/providers", body);
+  byId("custom-form").reset();
+  await reloadProviders();
+  note("custom", "ok", t("custom.added", { name: body.name }));
+}
+
+// --- Tokens ---------------------------------------------------------------------------------
+
+function randomToken() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  // Outside a secure context (plain http to a LAN address) randomUUID is missing: a v4 UUID by hand.
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20)].join("-");
+}
+
+function tokenValue(id) {
+  const value = byId(id).value.trim();
+  if (value.length < MIN_TOKEN_CHARS) throw new Error(t("tokens.tooShort", { n: MIN_TOKEN_CHARS }));
+  return value;
+}
+
+async function putTokens(body) {
+  const data = await api("PUT", "/tokens", body);
+  state.tokenHints = { api: data.api_token_hint, admin: data.admin_token_hint };
+  renderTokens();
+}
+
+async function saveApiToken() {
+  await putTokens({ api_token: tokenValue("token-api") });
+  note("tokens", "ok", t("tokens.apiSaved"));
+}
+
+async function saveAdminToken() {
+  const token = tokenValue("token-admin");
+  await putTokens({ admin_token: token });
+  state.token = token;
+  sessionStorage.setItem(TOKEN_STORAGE, token);
+  byId("token-admin").value = "";
+  note("tokens", "ok", t("tokens.adminSaved"));
+}
+
+// --- Settings -------------------------------------------------------------------------------
+
+async function putSettings(body) {
+  state.settings = (await api("PUT", "/settings", body)).settings;
+  state.settingDrafts = {};
+  renderSettings();
+  note("settings", "ok", t("settings.saved"));
+}
+
+// Only what changed is sent; an emptied field drops the saved value (back to env or default).
+async function saveSettings() {
+  const body = {};
+  for (const [key, draft] of Object.entries(state.settingDrafts)) {
+    const text = draft.trim();
+    if (text === "") {
+      if (state.settings[key].source === "d1") body[key] = null;
+    } else if (!/^\d+$/.test(text)) {
+      throw new Error(t("settings.notInteger", { field: t("setting." + key) }));
+    } else if (Number(text) !== state.settings[key].value) {
+      body[key] = Number(text);
+    }
+  }
+  if (!Object.keys(body).length) {
+    note("settings", "", t("settings.unchanged"));
+    return;
+  }
+  await putSettings(body);
+}
+
+// --- Cooldowns ------------------------------------------------------------------------------
+
+async function clearCooldowns() {
+  const data = await api("POST", "/cooldowns/clear");
+  state.verifyResults = null;
+  await reloadProviders();
+  note("status", "ok", t("status.cleared", { n: data.cleared }));
+}
+
+async function verifyCooldowns() {
+  const data = await api("POST", "/cooldowns/verify");
+  state.verifyResults = data.results;
+  await reloadProviders();
+  note("status", "ok", t("status.verified"));
+}
+
+// --- Wiring ---------------------------------------------------------------------------------
+
+function toggleLanguage() {
+  state.lang = state.lang === "zh" ? "en" : "zh";
+  localStorage.setItem(LANG_STORAGE, state.lang);
+  renderAll();
+}
+
+async function login(event) {
+  event.preventDefault();
+  const input = byId("login-token");
+  const token = input.value.trim();
+  if (!token) {
+    showLogin(t("login.empty"));
+    return;
+  }
+  const button = event.submitter;
+  if (button) button.disabled = true;
+  state.token = token;
+  try {
+    await enter();
+    sessionStorage.setItem(TOKEN_STORAGE, token);
+    input.value = "";
+  } catch (err) {
+    showLogin(err.message);
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+function wire() {
+  byId("lang-toggle").addEventListener("click", toggleLanguage);
+  byId("logout").addEventListener("click", () => showLogin(""));
+  byId("login-form").addEventListener("submit", login);
+  byId("cooldown-clear").addEventListener("click", guarded("status", clearCooldowns));
+  byId("cooldown-verify").addEventListener("click", guarded("status", verifyCooldowns));
+  byId("providers-refresh").addEventListener("click", guarded("providers", reloadProviders));
+  byId("preset-platform").addEventListener("change", (e) => {
+    note("preset", "", "");
+    choosePlatform(e.target.value);
+  });
+  byId("preset-account").addEventListener("input", fillAccountId);
+  byId("preset-model-search").addEventListener("input", (e) => {
+    state.preset.search = e.target.value;
+    renderPresetModels();
+  });
+  byId("preset-fetch-models").addEventListener("click", guarded("preset", fetchPresetModels));
+  byId("preset-form").addEventListener("submit", guarded("preset", submitPreset));
+  byId("custom-form").addEventListener("submit", guarded("custom", submitCustom));
+  byId("token-api-random").addEventListener("click", () => { byId("token-api").value = randomToken(); });
+  byId("token-api-save").addEventListener("click", guarded("tokens", saveApiToken));
+  byId("token-admin-save").addEventListener("click", guarded("tokens", saveAdminToken));
+  byId("settings-save").addEventListener("click", guarded("settings", saveSettings));
+}
+
+wire();
+renderAll();
+if (state.token) enter().catch((err) => showLogin(err.message));
+</script>
+</body>
+</html>
+"""

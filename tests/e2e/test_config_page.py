@@ -1,0 +1,417 @@
+"""The config page (SPEC §8.1) in a real browser: Debian's Chromium driven by Playwright, against
+the local runtime and the fake upstream.
+
+Each test gets a fresh browser context (empty sessionStorage and localStorage) and an empty
+configuration (the ``admin`` fixture). Waiting is Playwright's own (``expect`` retries until the
+page shows what is asserted); no test sleeps. Screenshots of the main view go to
+``test-artifacts/``. A test that changes the tokens puts the session's tokens back itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from support.runtime import ROOT
+from support.upstream import UPSTREAM_KEY, Json
+
+CHROMIUM = "/usr/bin/chromium"
+# Without the background-networking flags Chromium keeps dialling out of this closed network.
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+ARTIFACTS = ROOT / "test-artifacts"
+INJECTION = "<img src=x onerror=alert(1)>"
+CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    # launch() gives Chromium a fresh, empty user-data-dir of its own.
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@dataclass
+class Watch:
+    """What the page did that no test wants: dialogs it opened, errors it threw."""
+
+    dialogs: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+@pytest.fixture
+def watch() -> Watch:
+    return Watch()
+
+
+@pytest.fixture
+def page(browser: Browser, gateway, admin, watch: Watch) -> Iterator[Page]:
+    context = browser.new_context(base_url=gateway.url, viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    opened.on("pageerror", lambda exc: watch.errors.append(str(exc)))
+    opened.on("console", lambda msg: watch.errors.append(msg.text) if "Content Security Policy" in msg.text else None)
+    yield opened
+    context.close()
+    assert watch.errors == []
+
+
+def login(page: Page, token: str) -> None:
+    page.goto("/")
+    page.get_by_test_id("login-token").fill(token)
+    page.get_by_test_id("login-submit").click()
+    expect(page.get_by_test_id("cooldown-bar")).to_be_visible()
+
+
+def row(page: Page, name: str):
+    return page.get_by_test_id("provider-row").filter(
+        has=page.get_by_test_id("provider-name").get_by_text(name, exact=True)
+    )
+
+
+def providers(admin: httpx.Client) -> dict[str, dict]:
+    return {p["name"]: p for p in admin.get("/providers").json()["providers"]}
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+def ask(api, model="m"):
+    return api.post("/chat/completions", json={"model": model, "messages": [{"role": "user", "content": "x"}]})
+
+
+def test_page_is_served_self_contained_with_a_strict_policy(gateway):
+    response = httpx.get(f"{gateway.url}/")
+
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    policy = response.headers["content-security-policy"]
+    assert "'unsafe-inline'" not in policy
+    assert "connect-src 'self'" in policy
+    assert "frame-ancestors 'none'" in policy
+
+
+def test_login_with_a_wrong_then_the_right_token(page, gateway):
+    page.goto("/")
+    page.get_by_test_id("login-token").fill("not-the-admin-token")
+    page.get_by_test_id("login-submit").click()
+
+    expect(page.get_by_test_id("login-message")).to_have_text("管理令牌无效，请重新登录。")
+    expect(page.get_by_test_id("cooldown-bar")).to_be_hidden()
+
+    page.get_by_test_id("login-token").fill(gateway.admin_token)
+    page.get_by_test_id("login-submit").click()
+    expect(page.get_by_test_id("cooldown-bar")).to_contain_text("所有服务商均可用")
+    expect(page.get_by_test_id("provider-list")).to_contain_text("还没有服务商")
+
+    page.reload()  # the token is kept for the tab's session
+    expect(page.get_by_test_id("cooldown-bar")).to_be_visible()
+
+
+def test_the_api_token_is_not_an_admin_token(page, gateway):
+    page.goto("/")
+    page.get_by_test_id("login-token").fill(gateway.api_token)
+    page.get_by_test_id("login-submit").click()
+
+    expect(page.get_by_test_id("login-message")).to_be_visible()
+
+
+def test_quick_add_from_a_preset_with_fetch_search_and_tick(page, gateway, admin, api, upstream):
+    upstream.serve_models(["whisper-large", "beta-small", "beta-large", "llama-3.3-70b-versatile"])
+    groq = {p["id"]: p for p in admin.get("/platforms").json()["platforms"]}["groq"]
+    login(page, gateway.admin_token)
+
+    page.get_by_test_id("preset-platform").select_option("groq")
+    expect(page.get_by_test_id("preset-base-url")).to_have_value(groq["base_url"])
+    models = page.get_by_test_id("preset-model")
+    expect(models).to_have_count(len(groq["default_models"]))
+    page.get_by_test_id("preset-base-url").fill(upstream.base_url)  # the fake stands in for Groq
+    page.get_by_test_id("preset-key").fill(UPSTREAM_KEY)
+    page.get_by_test_id("preset-fetch-models").click()
+    expect(models).to_have_count(len(set(groq["default_models"]) | {"whisper-large", "beta-small", "beta-large"}))
+    page.get_by_test_id("preset-model-search").fill("BETA")
+    expect(models).to_have_count(2)
+    models.filter(has_text="beta-small").get_by_role("checkbox").check()
+    page.get_by_test_id("preset-submit").click()
+
+    expect(row(page, "groq")).to_contain_text("beta-small")
+    assert upstream.model_list_requests[-1].headers["authorization"] == f"Bearer {UPSTREAM_KEY}"
+    added = providers(admin)["groq"]
+    assert (added["platform"], added["base_url"]) == ("groq", upstream.base_url)
+    assert added["models"] == [*groq["default_models"], "beta-small"]
+    assert ask(api, "beta-small").headers["x-routed-via"] == "groq/beta-small"
+
+
+def test_cloudflare_asks_for_the_account_id(page, gateway):
+    login(page, gateway.admin_token)
+
+    page.get_by_test_id("preset-platform").select_option("cloudflare")
+    page.get_by_test_id("preset-account-id").fill("0123abcd")
+
+    expect(page.get_by_test_id("preset-base-url")).to_have_value(
+        "https://api.cloudflare.com/client/v4/accounts/0123abcd/ai/v1"
+    )
+    expect(page.get_by_test_id("preset-fetch-models")).to_be_disabled()
+
+
+def test_a_failed_model_fetch_shows_the_gateway_message(page, gateway, upstream):
+    upstream.serve_models(Json({"error": {"message": "Invalid API Key"}}, 401))
+    login(page, gateway.admin_token)
+
+    page.get_by_test_id("preset-platform").select_option("groq")
+    page.get_by_test_id("preset-base-url").fill(upstream.base_url)
+    page.get_by_test_id("preset-key").fill("sk-wrong-key-000000000000")
+    page.get_by_test_id("preset-fetch-models").click()
+
+    expect(page.locator("#preset-message")).to_contain_text("HTTP 401")
+    expect(page.locator("#preset-message")).not_to_contain_text("sk-wrong-key")
+
+
+def test_custom_add(page, gateway, admin, upstream):
+    login(page, gateway.admin_token)
+
+    page.get_by_test_id("custom-name").fill("local-llama")
+    page.get_by_test_id("custom-platform").fill("ollama")
+    page.get_by_test_id("custom-base-url").fill(upstream.base_url)
+    page.get_by_test_id("custom-key").fill(UPSTREAM_KEY)
+    page.get_by_test_id("custom-models").fill("llama3.2\n\n  qwen2.5  \n")
+    page.get_by_test_id("custom-priority").fill("7")
+    page.get_by_test_id("custom-timeout").fill("2.5")
+    page.get_by_test_id("custom-submit").click()
+
+    expect(row(page, "local-llama")).to_contain_text("qwen2.5")
+    added = providers(admin)["local-llama"]
+    assert (added["platform"], added["models"], added["priority"], added["timeout_ms"]) == (
+        "ollama", ["llama3.2", "qwen2.5"], 7, 2500,
+    )
+    expect(page.get_by_test_id("custom-name")).to_have_value("")  # the form is ready for the next one
+
+
+def test_a_rejected_add_shows_the_gateway_message(page, gateway, add_provider, upstream):
+    add_provider(name="taken")
+    login(page, gateway.admin_token)
+
+    page.get_by_test_id("custom-name").fill("taken")
+    page.get_by_test_id("custom-base-url").fill(upstream.base_url)
+    page.get_by_test_id("custom-key").fill(UPSTREAM_KEY)
+    page.get_by_test_id("custom-models").fill("m")
+    page.get_by_test_id("custom-submit").click()
+
+    expect(page.locator("#custom-message")).to_have_text("A provider with this name already exists.")
+    expect(page.get_by_test_id("provider-row")).to_have_count(1)
+
+
+def test_edit_with_an_empty_key_keeps_the_key(page, gateway, admin, api, add_provider, upstream):
+    add_provider(name="keeper", models=["m"])
+    login(page, gateway.admin_token)
+
+    row(page, "keeper").get_by_test_id("provider-edit").click()
+    expect(page.get_by_test_id("edit-key")).to_have_value("")
+    page.get_by_test_id("edit-name").fill("kept-key")
+    page.get_by_test_id("edit-priority").fill("5")
+    page.get_by_test_id("edit-save").click()
+
+    expect(row(page, "kept-key")).to_be_visible()
+    assert providers(admin)["kept-key"]["priority"] == 5
+    assert ask(api).status_code == 200
+    assert upstream.requests[-1].headers["authorization"] == f"Bearer {UPSTREAM_KEY}"
+
+
+def test_disable_and_enable(page, gateway, admin, add_provider):
+    add_provider(name="switch")
+    login(page, gateway.admin_token)
+
+    row(page, "switch").get_by_test_id("provider-toggle").click()
+    expect(row(page, "switch")).to_contain_text("已停用")
+    assert providers(admin)["switch"]["enabled"] is False
+
+    row(page, "switch").get_by_test_id("provider-toggle").click()
+    expect(row(page, "switch")).to_contain_text("已启用")
+    assert providers(admin)["switch"]["enabled"] is True
+
+
+def test_delete_asks_first(page, gateway, admin, add_provider, watch):
+    add_provider(name="doomed")
+    add_provider(name="stays")
+    login(page, gateway.admin_token)
+
+    page.once("dialog", lambda dialog: (watch.dialogs.append(dialog.message), dialog.dismiss()))
+    row(page, "doomed").get_by_test_id("provider-delete").click()
+    expect(page.locator("#providers-message")).to_be_empty()
+    expect(page.get_by_test_id("provider-row")).to_have_count(2)
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    row(page, "doomed").get_by_test_id("provider-delete").click()
+
+    expect(page.get_by_test_id("provider-row")).to_have_count(1)
+    assert watch.dialogs == ["删除服务商“doomed”？此操作无法撤销。"]
+    assert set(providers(admin)) == {"stays"}
+
+
+def test_token_change_switches_the_session(page, gateway, admin):
+    new_admin = "page-admin-token-0123456789"
+    login(page, gateway.admin_token)
+    try:
+        page.get_by_test_id("token-api-random").click()
+        expect(page.get_by_test_id("token-api")).to_have_value(re.compile(r"^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$"))
+        new_api = page.get_by_test_id("token-api").input_value()
+        page.get_by_test_id("token-api-save").click()
+        expect(page.locator("#tokens")).to_contain_text(f"{new_api[:4]}...{new_api[-4:]}")
+
+        page.get_by_test_id("token-admin").fill(new_admin)
+        page.get_by_test_id("token-admin-save").click()
+        expect(page.locator("#tokens-message")).to_contain_text("已改用新令牌")
+
+        assert httpx.get(f"{gateway.url}/api/admin/providers", headers=bearer(gateway.admin_token)).status_code == 401
+        assert httpx.get(f"{gateway.url}/api/admin/providers", headers=bearer(new_admin)).status_code == 200
+        page.get_by_test_id("custom-name").fill("after-switch")  # the session goes on with the new token
+        page.get_by_test_id("custom-base-url").fill("http://127.0.0.1:9/v1")
+        page.get_by_test_id("custom-key").fill("k")
+        page.get_by_test_id("custom-models").fill("m")
+        page.get_by_test_id("custom-submit").click()
+        expect(row(page, "after-switch")).to_be_visible()
+        page.reload()
+        expect(row(page, "after-switch")).to_be_visible()
+    finally:
+        httpx.put(
+            f"{gateway.url}/api/admin/tokens",
+            json={"api_token": gateway.api_token, "admin_token": gateway.admin_token},
+            headers=bearer(new_admin),
+        )
+
+
+def test_a_401_returns_to_the_login_view(page, gateway):
+    replaced = "replaced-admin-token-0123456789"
+    login(page, gateway.admin_token)
+    try:
+        httpx.put(f"{gateway.url}/api/admin/tokens", json={"admin_token": replaced},
+                  headers=bearer(gateway.admin_token)).raise_for_status()
+
+        page.locator("#providers-refresh").click()
+
+        expect(page.get_by_test_id("login-message")).to_have_text("管理令牌无效，请重新登录。")
+        expect(page.get_by_test_id("cooldown-bar")).to_be_hidden()
+    finally:
+        httpx.put(
+            f"{gateway.url}/api/admin/tokens", json={"admin_token": gateway.admin_token}, headers=bearer(replaced)
+        )
+
+
+def test_language_switch_is_remembered(page, gateway):
+    login(page, gateway.admin_token)
+    expect(page.get_by_test_id("lang-toggle")).to_have_text("English")
+    expect(page.locator("html")).to_have_attribute("lang", "zh-CN")
+
+    page.get_by_test_id("lang-toggle").click()
+
+    expect(page.get_by_test_id("lang-toggle")).to_have_text("中文")
+    expect(page.get_by_test_id("cooldown-bar")).to_contain_text("All providers available")
+    assert CJK.findall(page.locator("body").inner_text()) == list("中文")
+    page.reload()
+    expect(page.get_by_test_id("cooldown-bar")).to_contain_text("All providers available")
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+
+
+def test_routing_settings_show_value_and_source(page, gateway, admin):
+    login(page, gateway.admin_token)
+    stall = page.get_by_test_id("setting-row").filter(has=page.get_by_test_id("setting-stream_stall_ms"))
+    expect(stall.get_by_test_id("setting-source")).to_have_text("默认值")
+
+    page.get_by_test_id("setting-stream_stall_ms").fill("30000")
+    page.get_by_test_id("settings-save").click()
+
+    expect(stall.get_by_test_id("setting-source")).to_have_text("已保存（D1）")
+    assert admin.get("/settings").json()["settings"]["stream_stall_ms"] == {"value": 30000, "source": "d1"}
+    stall.get_by_role("button").click()  # back to the default
+    expect(stall.get_by_test_id("setting-source")).to_have_text("默认值")
+    expect(page.get_by_test_id("setting-stream_stall_ms")).to_have_value("60000")
+
+
+def test_cooldown_bar_and_both_clear_buttons(page, gateway, api, add_provider, upstream):
+    add_provider(name="A", priority=1, models=["m"])
+    add_provider(name="B", priority=2, models=["m"])
+    upstream.queue(Json({"error": {"message": "upstream overloaded"}}, 503))
+    assert ask(api, "auto").headers["x-routed-via"] == "B/m"
+    login(page, gateway.admin_token)
+    bar = page.get_by_test_id("cooldown-bar")
+    entries = page.get_by_test_id("cooldown-entry")
+
+    expect(entries).to_have_count(1)
+    expect(entries).to_contain_text("A")
+    expect(entries).to_contain_text("推断")
+    expect(entries).to_contain_text("HTTP 503")
+    expect(entries).to_contain_text("upstream overloaded")
+    expect(entries).to_contain_text(re.compile(r"1 分 \d+ 秒"))
+    expect(row(page, "A").get_by_test_id("provider-cooldown")).to_be_visible()
+
+    page.get_by_test_id("cooldown-clear").click()
+    expect(entries).to_have_count(0)
+    expect(bar).to_contain_text("所有服务商均可用")
+    expect(row(page, "A").get_by_test_id("provider-cooldown")).to_have_count(0)
+
+    upstream.queue(Json({"error": {"message": "still down"}}, 503))
+    ask(api, "auto")
+    page.locator("#providers-refresh").click()
+    expect(entries).to_have_count(1)
+    upstream.queue(Json({"error": {"message": "down for the probe too"}}, 503))  # the probe of A fails
+    page.get_by_test_id("cooldown-verify").click()
+    result = page.get_by_test_id("verify-result")
+    expect(result).to_have_count(1)
+    expect(result).to_contain_text("失败")
+    expect(result).to_contain_text("HTTP 503")
+    expect(entries).to_have_count(1)  # A went back into cooldown
+
+    page.get_by_test_id("cooldown-verify").click()  # now the probe succeeds
+    expect(result).to_contain_text("正常")
+    expect(entries).to_have_count(0)
+
+
+def test_markup_in_names_and_upstream_messages_stays_text(page, gateway, api, add_provider, upstream, watch):
+    page.on("dialog", lambda dialog: (watch.dialogs.append(dialog.message), dialog.dismiss()))
+    add_provider(name=INJECTION, priority=1, models=["m"])
+    add_provider(name="B", priority=2, models=["m"])
+    upstream.queue(Json({"error": {"message": "<img src=y onerror=alert(2)><b>bold</b>"}}, 503))
+    ask(api, "auto")
+    login(page, gateway.admin_token)
+
+    expect(row(page, INJECTION)).to_be_visible()
+    expect(page.get_by_test_id("cooldown-entry")).to_contain_text("<img src=y onerror=alert(2)><b>bold</b>")
+    row(page, INJECTION).get_by_test_id("provider-edit").click()
+    expect(page.get_by_test_id("edit-name")).to_have_value(INJECTION)
+
+    assert page.locator("#main-view img, #main-view b").count() == 0
+    assert watch.dialogs == []
+
+
+def test_screenshots_of_the_main_view(page, gateway, api, add_provider, upstream):
+    add_provider(name="groq", platform="groq", priority=1, models=["llama-3.3-70b-versatile", "openai/gpt-oss-120b"])
+    add_provider(name="gemini", platform="gemini", priority=2, models=["gemini-2.5-flash"], timeout_ms=20000)
+    add_provider(name="local-ollama", platform="ollama", priority=3, models=["qwen2.5:7b"], enabled=False)
+    upstream.queue(Json({"error": {"message": "Rate limit reached for model llama-3.3-70b-versatile"}}, 429))
+    ask(api, "auto")
+    ARTIFACTS.mkdir(exist_ok=True)
+    login(page, gateway.admin_token)
+    page.get_by_test_id("preset-platform").select_option("groq")
+    expect(page.get_by_test_id("cooldown-entry")).to_have_count(1)
+
+    page.screenshot(path=ARTIFACTS / "config-page-zh.png", full_page=True)
+    page.get_by_test_id("lang-toggle").click()
+    expect(page.get_by_test_id("lang-toggle")).to_have_text("中文")
+    page.screenshot(path=ARTIFACTS / "config-page-en.png", full_page=True)
+    page.get_by_test_id("lang-toggle").click()
+    page.set_viewport_size({"width": 360, "height": 740})
+    page.screenshot(path=ARTIFACTS / "config-page-zh-360-top.png")
+    page.get_by_test_id("preset-platform").scroll_into_view_if_needed()
+    page.screenshot(path=ARTIFACTS / "config-page-zh-360-forms.png")
+
+    # At 360 px nothing is wider than the screen.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
