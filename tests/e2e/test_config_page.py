@@ -9,6 +9,8 @@ page shows what is asserted); no test sleeps. Screenshots of the main view go to
 
 from __future__ import annotations
 
+import os
+
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,7 +22,9 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from support.runtime import ROOT
 from support.upstream import UPSTREAM_KEY, Json
 
-CHROMIUM = "/usr/bin/chromium"
+# Debian's Chromium (scripts/test installs it); BROWSER_PATH names another Chromium-based browser,
+# e.g. the Google Chrome that GitHub's Ubuntu runners carry.
+CHROMIUM = os.environ.get("BROWSER_PATH", "/usr/bin/chromium")
 # Without the background-networking flags Chromium keeps dialling out of this closed network.
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
