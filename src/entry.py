@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 
 from workers import Request, WorkerEntrypoint
 
+from gateway.core.classify import redact
 from gateway.errors import GatewayError, MethodNotAllowedError, NotFoundError, error_body
 from gateway.responses import json_response, preflight_response
 from gateway.routes import Call, admin, chat, cooldowns, page, platforms
@@ -65,11 +66,11 @@ def match(method: str, path: str) -> tuple[Handler, dict[str, str]]:
 
 
 def error_response(exc: Exception) -> JsResponse:
-    """Every failure becomes ``{"error": {...}}``; unknown ones are logged without details that
-    could hold secrets (the message only) and answer 500."""
+    """Every failure becomes ``{"error": {...}}``; unknown ones answer 500 and are logged by type
+    and redacted message only (no traceback locals, no bodies)."""
     if isinstance(exc, GatewayError):
         return json_response(exc.body(), status=exc.status, headers=exc.headers)
-    logger.error("unhandled %s: %s", type(exc).__name__, exc)
+    logger.error("unhandled %s: %s", type(exc).__name__, redact(str(exc)))
     return json_response(error_body("Internal error", "server_error"), status=500)
 
 
