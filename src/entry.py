@@ -78,7 +78,7 @@ class Default(WorkerEntrypoint):
     async def fetch(self, request: Request) -> JsResponse:
         incoming = IncomingRequest(request)
         if incoming.method == "OPTIONS":
-            return preflight_response()
+            return preflight_response(incoming.header("access-control-request-headers"))
         try:
             handler, params = match(incoming.method, incoming.path)
             return await handler(Call(incoming, self.env, self.ctx, params))

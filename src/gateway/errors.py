@@ -79,16 +79,20 @@ class GatewayError(Exception):
 
 
 class AuthenticationError(GatewayError):
+    """401. The API's answer has no ``code`` (SPEC §2.1 spells the body out); the admin API's
+    says ``invalid_admin_token``."""
+
     status = 401
     type = "authentication_error"
 
-    def __init__(self, message: str = "Invalid API key") -> None:
-        super().__init__(message)
+    def __init__(self, message: str = "Invalid API key", code: str | None = None) -> None:
+        super().__init__(message, code=code)
 
 
 class InvalidRequestError(GatewayError):
     status = 400
     type = "invalid_request_error"
+    code = "invalid_request"
 
 
 class BodyTooLargeError(InvalidRequestError):

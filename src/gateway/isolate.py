@@ -54,6 +54,8 @@ def _env_values(env: Any) -> dict[str, str]:
     values = {}
     for name in _ENV_NAMES:
         value = getattr(env, name, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)  # a JSON number in wrangler's "vars"
         if isinstance(value, str) and value:
             values[name] = value
     return values
@@ -65,7 +67,8 @@ async def load_config(env: Any) -> Config:
     now = now_ms()
     config = state.configs.get(now)
     if config is None:
+        generation = state.configs.generation
         providers, rows = await d1.load_config_rows(env.DB)
         config = build_config(providers, rows, _env_values(env), now)
-        state.configs.put(config)
+        state.configs.put(config, generation)
     return config

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from gateway.shell.http import JsResponse, respond
@@ -14,6 +15,7 @@ CORS_HEADERS = {
     "access-control-allow-origin": "*",
     "access-control-expose-headers": ", ".join(h.EXPOSED),
 }
+_HEADER_LIST = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+(?:\s*,\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+)*")
 _PREFLIGHT_HEADERS = {
     **CORS_HEADERS,
     "access-control-allow-methods": "GET, POST, PUT, DELETE, OPTIONS",
@@ -27,8 +29,13 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
     return respond(text, status, {"content-type": "application/json", **CORS_HEADERS, **(headers or {})})
 
 
-def preflight_response() -> JsResponse:
-    return respond(None, 204, _PREFLIGHT_HEADERS)
+def preflight_response(requested_headers: str | None) -> JsResponse:
+    """204 for a CORS preflight. The headers a browser asks for are allowed as asked (OpenAI's
+    browser SDK sends ``x-stainless-*`` and ``openai-*`` ones); tokens still decide access."""
+    headers = dict(_PREFLIGHT_HEADERS)
+    if requested_headers and _HEADER_LIST.fullmatch(requested_headers):
+        headers["access-control-allow-headers"] = requested_headers
+    return respond(None, 204, headers)
 
 
 def sse_headers(extra: dict[str, str]) -> dict[str, str]:

@@ -145,3 +145,15 @@ def test_cors_preflight_and_headers(gateway):
     assert response.status_code == 204
     assert response.headers["access-control-allow-origin"] == "*"
     assert "authorization" in response.headers["access-control-allow-headers"]
+
+
+def test_cors_preflight_allows_the_headers_a_browser_sdk_asks_for(gateway):
+    asked = "authorization, content-type, x-stainless-os, openai-beta"
+
+    response = httpx.options(
+        f"{gateway.url}/v1/chat/completions",
+        headers={"origin": "https://app.example", "access-control-request-method": "POST",
+                 "access-control-request-headers": asked},
+    )
+
+    assert response.headers["access-control-allow-headers"] == asked

@@ -65,25 +65,60 @@ def test_key_sealed_by_python_cryptography_is_used_by_the_gateway(gateway, admin
     assert upstream.requests[-1].headers["authorization"] == "Bearer sk-migrated-from-original"
 
 
-@pytest.mark.parametrize(
-    "damage",
-    [
-        pytest.param("encrypted_key = substr(encrypted_key, 3) || 'ff'", id="tampered-ciphertext"),
-        pytest.param("auth_tag = substr(auth_tag, 1, 8)", id="short-tag"),
-        pytest.param("iv = 'zz'", id="not-hex"),
-    ],
-)
-def test_undecryptable_key_fails_that_provider_only(gateway, admin, api, add_provider, upstream, damage):
-    provider = add_provider(name="damaged", models=["m"], api_key=SECRET)
-    d1_execute(gateway.persist_to, f"UPDATE providers SET {damage} WHERE id = {provider['id']}")
-    admin.put("/settings", json={}).raise_for_status()
+DAMAGES = [
+    pytest.param("encrypted_key = substr(encrypted_key, 3) || 'ff'", id="tampered-ciphertext"),
+    pytest.param("auth_tag = substr(auth_tag, 1, 8)", id="short-tag"),
+    pytest.param("iv = 'zz'", id="not-hex"),
+]
 
-    listed = admin.get("/providers").json()["providers"][0]
+
+def damage_key(gateway, admin, provider_id: int, damage: str) -> None:
+    d1_execute(gateway.persist_to, f"UPDATE providers SET {damage} WHERE id = {provider_id}")
+    admin.put("/settings", json={}).raise_for_status()  # an admin write: the isolate re-reads D1
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_undecryptable_key_fails_over_to_the_next_provider_without_cooldown(
+    gateway, admin, api, add_provider, upstream, damage
+):
+    damaged = add_provider(name="damaged", priority=1, models=["m"], api_key=SECRET)
+    add_provider(name="healthy", priority=2, models=["m"])
+    damage_key(gateway, admin, damaged["id"], damage)
+
+    listed = {p["name"]: p for p in admin.get("/providers").json()["providers"]}
     response = api.post("/chat/completions", json=BODY)
 
-    assert (listed["key_hint"], listed["key_error"]) == (None, True)
+    assert (listed["damaged"]["key_hint"], listed["damaged"]["key_error"]) == (None, True)
+    assert listed["healthy"]["key_error"] is False
+    assert response.status_code == 200
+    assert response.headers["x-routed-via"] == "healthy/m"
+    assert response.headers["x-fallback-trail"] == "damaged/m: key_unreadable"
+    assert len(upstream.requests) == 1  # no upstream call for the damaged provider
+    assert admin.get("/status").json()["cooldowns"] == []
+
+
+@pytest.mark.parametrize("damage", DAMAGES[:1])
+def test_only_undecryptable_keys_is_an_error_naming_the_provider(gateway, admin, api, add_provider, upstream, damage):
+    provider = add_provider(name="damaged", models=["m"], api_key=SECRET)
+    damage_key(gateway, admin, provider["id"], damage)
+
+    response = api.post("/chat/completions", json=BODY)
+
     assert response.status_code == 502
     message = response.json()["error"]["message"]
     assert "damaged" in message and "cannot be decrypted" in message
     assert upstream.requests == []
     assert SECRET not in response.text
+
+
+def test_a_row_with_a_broken_model_list_breaks_nothing_else(gateway, admin, api, add_provider):
+    broken = add_provider(name="broken", priority=1, models=["m"])
+    add_provider(name="fine", priority=2, models=["m"])
+    d1_execute(gateway.persist_to, f"UPDATE providers SET models = 'not json' WHERE id = {broken['id']}")
+    admin.put("/settings", json={}).raise_for_status()
+
+    listed = {p["name"]: p["models"] for p in admin.get("/providers").json()["providers"]}
+    response = api.post("/chat/completions", json=BODY)
+
+    assert listed == {"broken": [], "fine": ["m"]}
+    assert response.headers["x-routed-via"] == "fine/m"

@@ -6,18 +6,26 @@ import pytest
 
 from gateway.presets import ACCOUNT_ID_PLACEHOLDER, PRESETS
 
-# SPEC §8.3, in its order.
-SPEC_PLATFORMS = {
-    "groq", "gemini", "openrouter", "cerebras", "deepseek",
-    "zhipu", "modelscope", "siliconflow", "mistral", "cloudflare",
+# SPEC §8.3: each platform's base URL, word for word.
+SPEC_BASE_URLS = {
+    "groq": "https://api.groq.com/openai/v1",
+    "gemini": "https://generativelanguage.googleapis.com/v1beta/openai",
+    "openrouter": "https://openrouter.ai/api/v1",
+    "cerebras": "https://api.cerebras.ai/v1",
+    "deepseek": "https://api.deepseek.com/v1",
+    "zhipu": "https://open.bigmodel.cn/api/paas/v4",
+    "modelscope": "https://api-inference.modelscope.cn/v1",
+    "siliconflow": "https://api.siliconflow.cn/v1",
+    "mistral": "https://api.mistral.ai/v1",
+    "cloudflare": f"https://api.cloudflare.com/client/v4/accounts/{ACCOUNT_ID_PLACEHOLDER}/ai/v1",
 }
 
 
-def test_every_platform_of_the_spec_has_a_preset_and_ids_are_unique():
+def test_every_platform_of_the_spec_has_its_base_url_and_ids_are_unique():
     ids = [p.id for p in PRESETS]
 
     assert len(ids) == len(set(ids))
-    assert SPEC_PLATFORMS <= set(ids)
+    assert {p.id: p.base_url for p in PRESETS if p.id in SPEC_BASE_URLS} == SPEC_BASE_URLS
 
 
 @pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.id)

@@ -5,8 +5,8 @@ Rules (SPEC §4, §5.1; the numbers and the status table are in ``rules``):
   an unreadable stored key made no upstream call and asks for no cooldown.
 - 401/402/403/404/408/410 follow ``rules.STATUS_RULES``; 5xx and any status outside 4xx are
   ``rules.SERVER_ERROR_RULE``.
-- 429 reads the answer, in this order: credit wording (``insufficient_quota``, "insufficient
-  balance") is the 402 rule, since a spent balance does not come back at midnight; a stated delay
+- 429 reads the answer, in this order (SPEC §5.1 says 429 wording, so OpenAI's
+  ``insufficient_quota`` 429 counts as quota, not credit): a stated delay
   (``delay.stated_delay_ms``) longer than ``SHORT_RETRY_MAX_MS`` is authoritative (whatever the
   wording: Groq's per-day limit says "try again in 7m12s"); a shorter one is a short-retry hint
   that climbs the ladder; with no stated delay, daily/allocation/quota wording is a quota
@@ -226,8 +226,6 @@ def _embedded_status(parsed: Any) -> int | None:
 
 
 def _rate_limited(answer: _Answer, now_ms: int) -> Failure:
-    if _CREDIT.search(answer.text):
-        return _failure(rules.STATUS_RULES[402], 429, answer.reason)
     delay = stated_delay_ms(answer.observed.headers, answer.parsed, answer.text, now_ms)
     # Any stated delay outranks quota wording: Gemini's per-minute 429 says "quota" too.
     quota = delay is None and _QUOTA.search(answer.text) is not None

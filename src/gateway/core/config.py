@@ -12,6 +12,7 @@ Rules (SPEC §2.3, §5.2, §7):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -35,6 +36,10 @@ __all__ = [
 ]
 
 Source = Literal["d1", "env", "default"]
+
+# What a setting's text must look like to be read as an integer (ASCII digits only: str.isdigit
+# also admits "²", which int() refuses).
+_INTEGER = re.compile(r"-?[0-9]+")
 
 # D1 `settings` rows that hold tokens rather than routing settings.
 TOKEN_KEYS = ("api_token", "admin_token")
@@ -92,7 +97,12 @@ SETTINGS: tuple[Setting, ...] = (
         rules.DEFAULT_MAX_CONSECUTIVE_FAILS,
     ),
     Setting("same_model_retry_max_ms", "SAME_MODEL_RETRY_MAX_MS", rules.DEFAULT_SAME_MODEL_RETRY_MAX_MS),
-    Setting("stream_stall_ms", "STREAM_STALL_MS", rules.DEFAULT_STREAM_STALL_MS, minimum=1),
+    Setting(
+        "stream_stall_ms",
+        "STREAM_STALL_MS",
+        rules.DEFAULT_STREAM_STALL_MS,
+        clamp=(rules.STREAM_STALL_MIN_MS, rules.STREAM_STALL_MAX_MS),
+    ),
     Setting("max_body_bytes", "MAX_BODY_BYTES", rules.DEFAULT_MAX_BODY_BYTES, minimum=1),
 )
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
@@ -108,7 +118,7 @@ def parse_setting(setting: Setting, raw: object) -> int | None:
         return None
     if isinstance(raw, int):
         value = raw
-    elif isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+    elif isinstance(raw, str) and _INTEGER.fullmatch(raw.strip()):
         value = int(raw.strip())
     else:
         return None
@@ -195,11 +205,15 @@ def build_config(
 
 
 class ConfigCache:
-    """Holds the isolate's snapshot for ``ttl_ms``; the clock is the caller's ``now_ms``."""
+    """Holds the isolate's snapshot for ``ttl_ms``; the clock is the caller's ``now_ms``.
+
+    ``generation`` counts invalidations: a snapshot read from D1 while an admin write
+    invalidated the cache may predate that write, so ``put`` refuses it."""
 
     def __init__(self, ttl_ms: int = rules.CONFIG_TTL_MS) -> None:
         self._ttl_ms = ttl_ms
         self._config: Config | None = None
+        self.generation = 0
 
     def get(self, now_ms: int) -> Config | None:
         """The cached snapshot if it is younger than the TTL, else None."""
@@ -208,10 +222,13 @@ class ConfigCache:
             return config
         return None
 
-    def put(self, config: Config) -> None:
-        """Keep ``config`` unless it has no provider (SPEC §2.3: empty lists are never cached)."""
-        self._config = config if config.providers else None
+    def put(self, config: Config, generation: int) -> None:
+        """Keep ``config``, read when the cache was at ``generation``, unless the cache was
+        invalidated since or it has no provider (SPEC §2.3: empty lists are never cached)."""
+        if generation == self.generation:
+            self._config = config if config.providers else None
 
     def invalidate(self) -> None:
         self._config = None
+        self.generation += 1
 

@@ -54,7 +54,9 @@ class Ledger:
     """Cooldowns of one isolate. Every method is O(1) except ``active``, ``clear``,
     ``retry_at_ms`` and ``forget_provider``, which walk the live entries (a few per provider)."""
 
-    __slots__ = ("_deferrals", "_ladders", "_models", "_probing", "_providers", "_strikes")
+    __slots__ = (
+        "_deferrals", "_forgotten", "_ladders", "_models", "_probing", "_providers", "_strikes"
+    )
 
     def __init__(self) -> None:
         self._providers: dict[int, Cooldown] = {}
@@ -62,19 +64,25 @@ class Ledger:
         self._ladders: dict[int, list[int]] = {}  # provider id -> recent ladder 429 times
         self._strikes: dict[tuple[int, str], list[int]] = {}  # recent 404 times
         self._deferrals: dict[int, tuple[int, int]] = {}  # id -> (last deferral ms, not before)
-        self._probing: set[int] = set()
+        self._probing: dict[int, int] = {}  # id -> when its probe began
+        self._forgotten: dict[int, int] = {}  # id -> when an admin write reset it
 
     # --- Recording -----------------------------------------------------------------------
 
     def record_failure(
-        self, candidate: Candidate, failure: Failure, now_ms: int, ceiling_ms: int
+        self, candidate: Candidate, failure: Failure, now_ms: int, ceiling_ms: int,
+        started_ms: int | None = None,
     ) -> Cooldown | None:
         """Apply ``failure`` of ``candidate`` at ``now_ms``; ``ceiling_ms`` is the effective
-        ceiling setting. Returns the cooldown now in force for it, or None when the failure set
-        none (no source, or a 404 strike below the third)."""
+        ceiling setting; ``started_ms``, when the attempt began. Returns the cooldown now in force
+        for it, or None when the failure set none (no source, a 404 strike below the third, or an
+        attempt that began before an admin write reset the provider: it used the old settings)."""
         if failure.source is None:
             return None
         provider = candidate.provider
+        forgotten_ms = self._forgotten.get(provider.id)
+        if forgotten_ms is not None and started_ms is not None and started_ms <= forgotten_ms:
+            return None
         if failure.scope == "model":
             return self._strike(candidate, failure, now_ms)
         duration = self._climb(provider.id, now_ms) if failure.ladder else failure.cooldown_ms
@@ -164,7 +172,8 @@ class Ledger:
         entry = self._providers.get(provider_id)
         if entry is None or entry.until_ms <= now_ms or entry.source not in rules.PROBED_SOURCES:
             return False
-        if provider_id in self._probing:
+        began_ms = self._probing.get(provider_id)
+        if began_ms is not None and now_ms - began_ms < rules.PROBE_STALE_MS:
             return False
         deferral = self._deferrals.get(provider_id)
         if deferral is not None and now_ms < deferral[1]:
@@ -172,17 +181,20 @@ class Ledger:
         length = entry.until_ms - entry.started_ms
         return now_ms - entry.started_ms > length * rules.PROBE_READY_FRACTION
 
-    def begin_probe(self, provider_id: int) -> bool:
-        """Mark a probe of the provider in flight; False when one already is (one per isolate)."""
-        if provider_id in self._probing:
+    def begin_probe(self, provider_id: int, now_ms: int) -> bool:
+        """Mark a probe of the provider in flight; False when one already is (one per isolate).
+        A probe that never ended (its request was abandoned) stops counting after
+        ``PROBE_STALE_MS``."""
+        began_ms = self._probing.get(provider_id)
+        if began_ms is not None and now_ms - began_ms < rules.PROBE_STALE_MS:
             return False
-        self._probing.add(provider_id)
+        self._probing[provider_id] = now_ms
         return True
 
     def end_probe(self, provider_id: int, success: bool, now_ms: int) -> None:
         """End the provider's probe. Success is ``record_success``; failure only defers the next
         probe (the cooldown and the ladder stay as they are)."""
-        self._probing.discard(provider_id)
+        self._probing.pop(provider_id, None)
         if success:
             self.record_success(provider_id)
             return
@@ -193,10 +205,13 @@ class Ledger:
 
     # --- Admin ---------------------------------------------------------------------------
 
-    def forget_provider(self, provider_id: int) -> None:
-        """The provider was edited or deleted: drop its cooldowns (provider-wide and per model),
-        its ladder, its 404 strikes and its probe deferral (SPEC §5.2)."""
+    def forget_provider(self, provider_id: int, now_ms: int) -> None:
+        """The provider was edited or deleted at ``now_ms``: drop its cooldowns (provider-wide and
+        per model), its ladder, its 404 strikes and its probe deferral (SPEC §5.2); failures of
+        attempts already under way are not recorded."""
         self.record_success(provider_id)
+        self._probing.pop(provider_id, None)
+        self._forgotten[provider_id] = now_ms
         for table in (self._models, self._strikes):
             for key in [k for k in table if k[0] == provider_id]:
                 del table[key]
@@ -205,7 +220,11 @@ class Ledger:
         """Clear every cooldown, ladder, 404 strike and probe deferral (SPEC §5.3 "Clear
         cooldowns"); returns how many live cooldowns there were."""
         cleared = len(self.active(now_ms))
-        for table in (self._providers, self._models, self._ladders, self._strikes, self._deferrals):
+        tables = (
+            self._providers, self._models, self._ladders, self._strikes, self._deferrals,
+            self._probing,
+        )  # fmt: skip
+        for table in tables:
             table.clear()
         return cleared
 

@@ -107,14 +107,15 @@ class _Run:
             timeout_ms = self._timeout_ms(step)
             if timeout_ms is None:
                 return None
+            started_ms = self.clock.now_ms()
             # A probe is never retried, so this runs once for it.
-            if step.probe and not self.state.ledger.begin_probe(provider_id):
+            if step.probe and not self.state.ledger.begin_probe(provider_id, started_ms):
                 return None
             outcome = await attempt(candidate, timeout_ms)
             if isinstance(outcome, Delivered):
                 return self._served(step, outcome)
             failure = classify(outcome, self.clock.now_ms())
-            result = self._failed(step, outcome, failure)
+            result = self._failed(step, outcome, failure, started_ms)
             if result is not None or self.stop is not None or retried:
                 return result
             wait_ms = self._retry_wait_ms(step, failure)
@@ -147,7 +148,9 @@ class _Run:
             candidate, delivered.handle, delivered.latency_ms, tuple(self.trail), degraded_from
         )
 
-    def _failed(self, step: Step, observed: Observed, failure: Failure) -> CallerError | None:
+    def _failed(
+        self, step: Step, observed: Observed, failure: Failure, started_ms: int
+    ) -> CallerError | None:
         candidate = step.candidate
         provider_id = candidate.provider.id
         now_ms = self.clock.now_ms()
@@ -158,7 +161,7 @@ class _Run:
         self.trail.append(TrailEntry(candidate.provider.name, candidate.model, failure))
         if not step.probe:
             ceiling_ms = self.settings.routing_cooldown_ceiling_ms
-            self.state.ledger.record_failure(candidate, failure, now_ms, ceiling_ms)
+            self.state.ledger.record_failure(candidate, failure, now_ms, ceiling_ms, started_ms)
         if failure.kind is FailureKind.KEY_UNREADABLE:
             self.skip_providers.add(provider_id)
         elif failure.kind is FailureKind.CONTEXT_TOO_LARGE:

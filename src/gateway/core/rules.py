@@ -25,6 +25,10 @@ DEFAULT_MAX_CONSECUTIVE_FAILS = 0  # 0 = breaker off
 
 # --- Streams (SPEC §2.6) ---
 DEFAULT_STREAM_STALL_MS = 60 * SECOND_MS
+# The stall setting is clamped to this range: the watchdog wakes four times per period, so a tiny
+# period would burn CPU, and setTimeout cannot wait longer than about 24 days.
+STREAM_STALL_MIN_MS = 250
+STREAM_STALL_MAX_MS = 10 * MINUTE_MS
 
 # --- Cooldowns (SPEC §5.1, §5.2) ---
 AUTH_COOLDOWN_MS = 5 * MINUTE_MS
@@ -85,6 +89,8 @@ RETRY_DELAY_MAX_DEPTH = 6
 
 # --- Half-open probes (SPEC §5.3, §5.4) ---
 PROBE_TIMEOUT_MS = 5 * SECOND_MS
+# A probe still marked in flight this long after it began was abandoned (its request went away).
+PROBE_STALE_MS = 2 * PROBE_TIMEOUT_MS
 PROBE_READY_FRACTION = 0.5
 # After the n-th failed probe in a row the next waits PROBE_DEFER_BASE_MS * 2**(n-1), capped.
 PROBE_DEFER_BASE_MS = 30 * SECOND_MS

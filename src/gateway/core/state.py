@@ -20,8 +20,8 @@ class RouterState:
     ledger: Ledger = field(default_factory=Ledger)
     memory: Memory = field(default_factory=Memory)
 
-    def forget_provider(self, provider_id: int) -> None:
-        """The provider was edited or deleted: drop its cooldowns, ladder, strikes, probe
-        deferral and speed memory."""
-        self.ledger.forget_provider(provider_id)
+    def forget_provider(self, provider_id: int, now_ms: int) -> None:
+        """The provider was edited or deleted at ``now_ms``: drop its cooldowns, ladder, strikes,
+        probe deferral and speed memory."""
+        self.ledger.forget_provider(provider_id, now_ms)
         self.memory.forget_provider(provider_id)

@@ -18,7 +18,7 @@ from gateway.routes.auth import require_admin
 from gateway.routes.body import read_json, validate
 from gateway.shell import crypto, d1
 from gateway.shell.http import JsResponse
-from gateway.wire.admin import ProviderCreate, ProviderUpdate, TokensUpdate
+from gateway.wire.admin import MAX_ID, ProviderCreate, ProviderUpdate, TokensUpdate
 
 __all__ = [
     "admin_config",
@@ -69,7 +69,10 @@ async def _plain_key(provider: Provider, key_hex: str | None) -> str | None:
 
 
 def _provider_id(params: dict[str, str]) -> int:
-    return int(params["id"])
+    provider_id = int(params["id"])
+    if provider_id > MAX_ID:  # no such row, and D1 could not even bind it
+        raise NotFoundError(f"No provider with id {params['id']}.")
+    return provider_id
 
 
 def _changed(provider_id: int | None = None) -> None:
@@ -77,7 +80,7 @@ def _changed(provider_id: int | None = None) -> None:
     state = isolate.current()
     state.configs.invalidate()
     if provider_id is not None:
-        state.router.forget_provider(provider_id)
+        state.router.forget_provider(provider_id, isolate.now_ms())
 
 
 async def list_providers(call: Call) -> JsResponse:

@@ -23,4 +23,4 @@ def require_api(request: IncomingRequest, config: Config) -> None:
 def require_admin(request: IncomingRequest, config: Config) -> None:
     token = presented_token(request.header, ("authorization",))
     if not token_matches(token, config.admin_token) or token_matches(token, config.api_token):
-        raise AuthenticationError("Invalid admin token")
+        raise AuthenticationError("Invalid admin token", code="invalid_admin_token")

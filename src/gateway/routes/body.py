@@ -27,10 +27,10 @@ async def read_json(request: IncomingRequest, limit: int) -> tuple[bytes, Any]:
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large(limit)
     try:
-        raw = await request.read_body()
+        raw = await request.read_body(limit)
     except OSError as exc:
         raise InvalidRequestError("The request body could not be read.") from exc
-    if len(raw) > limit:
+    if raw is None:
         raise _too_large(limit)
     if not raw.strip():
         raise InvalidRequestError("The request body is empty; a JSON object is expected.", param="body")

@@ -45,13 +45,25 @@ _SELECT_PROVIDERS = "SELECT * FROM providers ORDER BY priority, id"
 _SELECT_SETTINGS = "SELECT key, value FROM settings"
 
 
+def _models(text: str) -> tuple[str, ...]:
+    """The model list of a row; a row edited by hand into something else serves no model rather
+    than breaking every request (the admin listing shows it, empty, to be fixed)."""
+    try:
+        models = json.loads(text)
+    except (TypeError, ValueError):
+        return ()
+    if not isinstance(models, list):
+        return ()
+    return tuple(m for m in models if isinstance(m, str) and m)
+
+
 def _provider(row: Mapping[str, Any]) -> Provider:
     return Provider(
         id=int(row["id"]),
         name=row["name"],
         platform=row["platform"],
         base_url=row["base_url"],
-        models=tuple(json.loads(row["models"])),
+        models=_models(row["models"]),
         priority=int(row["priority"]),
         timeout_ms=None if row["timeout_ms"] is None else int(row["timeout_ms"]),
         enabled=bool(row["enabled"]),

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 else:
     JsResponse = Any
 
-__all__ = ["IncomingRequest", "JsResponse", "UpstreamResponse", "respond", "send"]
+__all__ = ["IncomingRequest", "JsResponse", "UpstreamResponse", "fulfilled", "respond", "send", "settled"]
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -41,12 +41,35 @@ class IncomingRequest:
     def header(self, name: str) -> str | None:
         return _str_or_none(self._js.headers.get(name))
 
-    async def read_body(self) -> bytes:
-        """The whole body; raises ``OSError`` if the caller's stream fails."""
-        try:
-            return (await self._js.arrayBuffer()).to_bytes()
-        except JsException as exc:
-            raise OSError("the request body could not be read") from exc
+    async def read_body(self, limit: int) -> bytes | None:
+        """The whole body, or None as soon as it is longer than ``limit`` bytes (the rest is
+        left unread). Raises ``OSError`` if the caller's stream fails.
+
+        With a Content-Length (checked by the caller) the body is read in one go; a chunked one
+        is read chunk by chunk, so an oversized upload is refused without being held in memory."""
+        if self.header("content-length") is not None:
+            ok, buffer = await settled(self._js.arrayBuffer())
+            if not ok:
+                raise OSError("the request body could not be read")
+            body = buffer.to_bytes()
+            return body if len(body) <= limit else None
+        stream = self._js.body
+        if stream is None or stream is jsnull:
+            return b""
+        reader = stream.getReader()
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            ok, result = await settled(reader.read())
+            if not ok:
+                raise OSError("the request body could not be read")
+            if result.done:
+                return b"".join(chunks)
+            size += int(result.value.byteLength)
+            if size > limit:
+                await fulfilled(reader.cancel())
+                return None
+            chunks.append(result.value.to_bytes())
 
 
 class UpstreamResponse:
@@ -65,6 +88,13 @@ class UpstreamResponse:
     def disarm(self) -> None:
         js.clearTimeout(self._timer)
 
+    async def discard(self) -> None:
+        """Give up on the body: disarm the timer and cancel the stream (frees the connection)."""
+        self.disarm()
+        body = self.body
+        if body is not None:
+            await fulfilled(body.cancel())
+
     @property
     def timed_out(self) -> bool:
         return bool(self._controller.signal.aborted)
@@ -82,10 +112,21 @@ class UpstreamResponse:
 
     async def text(self) -> str:
         """The body as text ('' if it cannot be read)."""
-        try:
-            return str(await self._js.text())
-        except JsException:
-            return ""
+        ok, text = await settled(self._js.text())
+        return str(text) if ok else ""
+
+
+async def settled(promise: Any) -> tuple[bool, Any]:
+    """Wait for a JS promise: (True, value) or (False, None). Streams may reject with any value,
+    ``undefined`` included, which Pyodide cannot raise as an exception; ``Promise.allSettled``
+    reports every outcome as a value."""
+    [outcome] = await js.Promise.allSettled(to_js([promise]))
+    return (True, outcome.value) if outcome.status == "fulfilled" else (False, None)
+
+
+async def fulfilled(promise: Any) -> bool:
+    """Wait for a JS promise; True if it fulfilled (see ``settled``)."""
+    return (await settled(promise))[0]
 
 
 def _plain(entries: dict[str, Any]) -> Any:

@@ -22,7 +22,7 @@ from pyodide.ffi import to_js
 
 from gateway.core.attempt import Defect
 from gateway.core.sse import TAIL_BYTES, First, FirstEvent, ended_properly, first_event, stream_error_event
-from gateway.shell.http import UpstreamResponse
+from gateway.shell.http import UpstreamResponse, fulfilled, settled
 
 __all__ = ["OpenedStream", "Relay", "open_stream"]
 
@@ -60,7 +60,7 @@ async def open_stream(answer: UpstreamResponse) -> OpenedStream | Defect:
     reader = body.getReader()
     head = b""
     while True:
-        ok, result = await _settled(reader.read())
+        ok, result = await settled(reader.read())
         if not ok:
             answer.disarm()
             return Defect.TIMEOUT if answer.timed_out else Defect.NETWORK
@@ -103,14 +103,17 @@ class Relay:
         self._head_written = self._writer.write(to_js(opened.head))
 
     async def run(self) -> None:
-        if not await _fulfilled(self._head_written):  # the caller went away
-            await _fulfilled(self._opened.reader.cancel())
+        if not await fulfilled(self._head_written):  # the caller went away
+            await fulfilled(self._opened.reader.cancel())
             return
         self._writer.releaseLock()
-        ending = await self._forward()
+        try:
+            ending = await self._forward()
+        except Exception:  # noqa: BLE001 - a bug here must still end the caller's stream honestly
+            ending = (f"{self._label}: the gateway failed while relaying the stream", "stream_interrupted")
         writer = self._pipe.writable.getWriter()
-        if ending is None or await _fulfilled(writer.write(to_js(stream_error_event(*ending)))):
-            await _fulfilled(writer.close())
+        if ending is None or await fulfilled(writer.write(to_js(stream_error_event(*ending)))):
+            await fulfilled(writer.close())
 
     async def _forward(self) -> tuple[str, str] | None:
         """Pipe the rest; None when it ended properly, else the stream_error to send."""
@@ -125,12 +128,12 @@ class Relay:
             {"preventClose": True, "preventAbort": True, "preventCancel": True, "signal": abort.signal}
         )
         watchdog = asyncio.ensure_future(self._watch(abort))
-        piped = await _fulfilled(to_caller.pipeTo(self._pipe.writable, options))
+        piped = await fulfilled(to_caller.pipeTo(self._pipe.writable, options))
         watchdog.cancel()
         if not piped:
             cancelled = to_caller.cancel()
-            await _fulfilled(self._watch_reader.cancel())
-            await _fulfilled(cancelled)
+            await fulfilled(self._watch_reader.cancel())
+            await fulfilled(cancelled)
             if self._stalled:
                 seconds = round(self._stall_s)
                 return (f"{self._label}: no data from the upstream for {seconds}s", "stream_stalled")
@@ -169,7 +172,7 @@ class Relay:
                 # A read with bytes queued is already settled and wins the race; else it stays
                 # pending (kept for the next drain) and the sentinel wins.
                 read = js.Promise.race(to_js([read, js.Promise.resolve(_NOTHING_YET)]))
-            ok, result = await _settled(read)
+            ok, result = await settled(read)
             if ok and isinstance(result, str):
                 return got
             self._pending_read = None
@@ -187,15 +190,3 @@ class Relay:
 
 def _plain(entries: dict[str, Any]) -> Any:
     return to_js(entries, dict_converter=js.Object.fromEntries)
-
-
-async def _settled(promise: Any) -> tuple[bool, Any]:
-    """Wait for a JS promise: (True, value) or (False, None). Streams may reject with any value,
-    ``undefined`` included, which Pyodide cannot raise as an exception; ``Promise.allSettled``
-    reports every outcome as a value."""
-    [settled] = await js.Promise.allSettled(to_js([promise]))
-    return (True, settled.value) if settled.status == "fulfilled" else (False, None)
-
-
-async def _fulfilled(promise: Any) -> bool:
-    return (await _settled(promise))[0]

@@ -84,14 +84,14 @@ async def send_chat(
         answer.disarm()
         return Delivered(answer, _elapsed_ms(start))
     if "text/event-stream" not in (answer.header("content-type") or ""):
-        answer.disarm()
+        await answer.discard()
         return Observed(status=answer.status, defect=Defect.NOT_SSE, latency_ms=_elapsed_ms(start))
     opened = await open_stream(answer)
     if isinstance(opened, Defect):
         return Observed(status=answer.status, defect=opened, latency_ms=_elapsed_ms(start))
     if opened.first.kind is First.DATA:
         return Delivered(opened, _elapsed_ms(start))
-    await opened.reader.cancel()
+    await http.fulfilled(opened.reader.cancel())
     if opened.first.kind is First.ERROR:
         body = _scrub(opened.first.data, key)
         return Observed(status=answer.status, body=body, defect=Defect.ERROR_EVENT, latency_ms=_elapsed_ms(start))

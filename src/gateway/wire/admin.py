@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 __all__ = [
+    "MAX_ID",
     "MIN_TOKEN_LENGTH",
     "ModelsFetchByProvider",
     "ModelsFetchByUrl",
@@ -17,6 +18,7 @@ __all__ = [
 ]
 
 MIN_TOKEN_LENGTH = 16
+MAX_ID = 2**53 - 1  # the largest integer a JS number holds exactly
 
 
 def _base_url(value: str) -> str:
@@ -39,6 +41,9 @@ Models = Annotated[list[str], Field(min_length=1), AfterValidator(_models)]
 Name = Annotated[str, Field(min_length=1, max_length=100)]
 Platform = Annotated[str, Field(min_length=1, max_length=64)]
 TimeoutMs = Annotated[int, Field(gt=0, le=600_000)]
+# Integers cross to D1 as JS numbers: beyond 2**53 they would become BigInts, which D1 refuses.
+Priority = Annotated[int, Field(ge=-1_000_000_000, le=1_000_000_000)]
+ProviderId = Annotated[int, Field(ge=1, le=MAX_ID)]
 
 
 class _Body(BaseModel):
@@ -51,7 +56,7 @@ class ProviderCreate(_Body):
     base_url: BaseUrl
     api_key: str = Field(min_length=1)
     models: Models
-    priority: int = 100
+    priority: Priority = 100
     timeout_ms: TimeoutMs | None = None
     enabled: bool = True
 
@@ -64,7 +69,7 @@ class ProviderUpdate(_Body):
     base_url: BaseUrl | None = None
     api_key: str | None = None
     models: Models | None = None
-    priority: int | None = None
+    priority: Priority | None = None
     timeout_ms: TimeoutMs | None = None
     enabled: bool | None = None
 
@@ -84,4 +89,4 @@ class ModelsFetchByUrl(_Body):
 class ModelsFetchByProvider(_Body):
     """``POST /api/admin/models/fetch`` for a stored provider: its base URL and stored key."""
 
-    provider_id: int
+    provider_id: ProviderId

@@ -146,7 +146,7 @@ def test_probes(cooled, now, expected):
 def test_no_probe_while_one_is_in_flight():
     state = RouterState()
     cool(state, 1)
-    state.ledger.begin_probe(1)
+    state.ledger.begin_probe(1, PROBE_TIME)
 
     chain = build_chain(PROVIDERS, None, state, PROBE_TIME)
 
@@ -172,4 +172,4 @@ def test_chain_building_changes_nothing():
     build_chain(PROVIDERS, None, state, PROBE_TIME)
 
     assert state.ledger.active(T0) == before
-    assert state.ledger.begin_probe(1)
+    assert state.ledger.begin_probe(1, PROBE_TIME)

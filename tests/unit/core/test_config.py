@@ -39,8 +39,12 @@ def test_setting_precedence(rows, env, value, source):
         ("max_consecutive_upstream_fails", 0, 0),
         ("max_consecutive_upstream_fails", "-1", None),
         ("max_consecutive_upstream_fails", True, None),
-        ("stream_stall_ms", 0, None),
+        ("stream_stall_ms", 0, 250),
         ("stream_stall_ms", " 5000 ", 5000),
+        ("stream_stall_ms", 10**12, 600_000),
+        ("max_consecutive_upstream_fails", "--5", None),
+        ("max_consecutive_upstream_fails", "²", None),
+        ("max_consecutive_upstream_fails", "3.0", None),
         ("max_body_bytes", 1.5, None),
     ],
 )
@@ -66,7 +70,7 @@ def test_providers_in_priority_order_ties_by_id():
 def test_cache_serves_until_the_ttl():
     cache = ConfigCache()
     config = build_config([provider(1)], {}, {}, now_ms=1_000)
-    cache.put(config)
+    cache.put(config, cache.generation)
 
     assert cache.get(1_000 + rules.CONFIG_TTL_MS - 1) is config
     assert cache.get(1_000 + rules.CONFIG_TTL_MS) is None
@@ -74,17 +78,33 @@ def test_cache_serves_until_the_ttl():
 
 def test_cache_never_keeps_an_empty_provider_list():
     cache = ConfigCache()
-    cache.put(build_config([], {}, {}, now_ms=0))
+    cache.put(build_config([], {}, {}, now_ms=0), cache.generation)
 
     assert cache.get(1) is None
 
 
 def test_invalidate_drops_the_snapshot():
     cache = ConfigCache()
-    cache.put(build_config([provider(1)], {}, {}, now_ms=0))
+    cache.put(build_config([provider(1)], {}, {}, now_ms=0), cache.generation)
     cache.invalidate()
 
     assert cache.get(1) is None
+
+
+def test_a_snapshot_read_across_an_invalidation_is_not_kept():
+    cache = ConfigCache()
+    generation = cache.generation  # a request starts reading D1 ...
+    cache.invalidate()  # ... an admin write lands meanwhile ...
+    cache.put(build_config([provider(1)], {}, {}, now_ms=0), generation)  # ... the old read returns
+
+    assert cache.get(1) is None
+
+
+def test_an_unreadable_env_value_never_breaks_the_snapshot():
+    config = build_config([], {}, {"MAX_CONSECUTIVE_UPSTREAM_FAILS": "--1", "STREAM_STALL_MS": "²"}, 0)
+
+    assert config.settings.max_consecutive_upstream_fails == 0
+    assert config.setting_values["stream_stall_ms"].source == "default"
 
 
 def test_encryption_key_is_not_in_the_repr():

@@ -160,6 +160,15 @@ def test_strikes_are_per_model():
     assert not ledger.is_cooling(1, "a", T0) and not ledger.is_cooling(1, "b", T0)
 
 
+def test_a_failure_of_an_attempt_begun_before_an_edit_is_not_recorded():
+    ledger = Ledger()
+    ledger.forget_provider(1, T0 + S)  # the admin fixed the provider while an attempt ran
+
+    assert ledger.record_failure(candidate(1), SERVER, T0 + 2 * S, CEILING, started_ms=T0) is None
+    assert ledger.active(T0 + 2 * S) == []
+    assert ledger.record_failure(candidate(1), SERVER, T0 + 3 * S, CEILING, started_ms=T0 + 2 * S)
+
+
 def test_forget_provider_clears_everything_of_that_provider_only():
     ledger = Ledger()
     for at in (0, S):
@@ -168,7 +177,7 @@ def test_forget_provider_clears_everything_of_that_provider_only():
         ledger.record_failure(candidate(1, "gone"), NOT_FOUND, T0, CEILING)
     ledger.record_failure(candidate(2), SERVER, T0, CEILING)
 
-    ledger.forget_provider(1)
+    ledger.forget_provider(1, T0 + S)
 
     assert [c.provider_id for c in ledger.active(T0 + S)] == [2]
     cooldown = ledger.record_failure(candidate(1), RATE_LIMIT, T0 + 2 * S, CEILING)
@@ -254,11 +263,32 @@ def test_one_probe_in_flight_per_provider():
     ledger.record_failure(candidate(), SERVER, T0, CEILING)
     ready_at = T0 + 50 * S
 
-    assert ledger.begin_probe(1)
-    assert not ledger.begin_probe(1)
+    assert ledger.begin_probe(1, ready_at)
+    assert not ledger.begin_probe(1, ready_at)
     assert not ledger.probe_ready(1, ready_at)
     ledger.end_probe(1, False, ready_at)
-    assert ledger.begin_probe(1)
+    assert ledger.begin_probe(1, ready_at)
+
+
+def test_an_abandoned_probe_stops_blocking_after_it_goes_stale():
+    ledger = Ledger()
+    ledger.record_failure(candidate(), SERVER, T0, CEILING)
+    began = T0 + 50 * S
+    ledger.begin_probe(1, began)  # its request went away: end_probe never comes
+
+    assert not ledger.probe_ready(1, began + rules.PROBE_STALE_MS - 1)
+    assert ledger.probe_ready(1, began + rules.PROBE_STALE_MS)
+    assert ledger.begin_probe(1, began + rules.PROBE_STALE_MS)
+
+
+def test_clear_also_forgets_probes_in_flight():
+    ledger = Ledger()
+    ledger.record_failure(candidate(), SERVER, T0, CEILING)
+    ledger.begin_probe(1, T0 + 50 * S)
+    ledger.clear(T0 + 51 * S)
+    ledger.record_failure(candidate(), SERVER, T0 + 51 * S, CEILING)
+
+    assert ledger.begin_probe(1, T0 + 52 * S)
 
 
 def test_failed_probes_defer_the_next_30s_doubling_capped_at_15min():
@@ -268,7 +298,7 @@ def test_failed_probes_defer_the_next_30s_doubling_capped_at_15min():
     now = T0 + 13 * H
     deferrals = []
     for _ in range(7):
-        ledger.begin_probe(1)
+        ledger.begin_probe(1, now)
         ledger.end_probe(1, False, now)
         wait = 0
         while not ledger.probe_ready(1, now + wait):
@@ -284,7 +314,7 @@ def test_failed_probe_neither_extends_the_cooldown_nor_climbs_the_ladder():
     ledger.record_failure(candidate(), RATE_LIMIT, T0, CEILING)
     before = ledger.active(T0)
 
-    ledger.begin_probe(1)
+    ledger.begin_probe(1, T0 + 50 * S)
     ledger.end_probe(1, False, T0 + 50 * S)
 
     assert ledger.active(T0) == before
@@ -295,7 +325,7 @@ def test_failed_probe_neither_extends_the_cooldown_nor_climbs_the_ladder():
 def test_successful_probe_clears_cooldown_and_ladder():
     ledger = Ledger()
     ledger.record_failure(candidate(), RATE_LIMIT, T0, CEILING)
-    ledger.begin_probe(1)
+    ledger.begin_probe(1, T0 + 50 * S)
 
     ledger.end_probe(1, True, T0 + 50 * S)
 

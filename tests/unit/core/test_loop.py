@@ -293,7 +293,7 @@ def test_probe_in_flight_elsewhere_is_not_probed_again():
     state = RouterState()
     cool_all(state, 503)
     for id_ in (1, 2, 3):
-        state.ledger.begin_probe(id_)
+        state.ledger.begin_probe(id_, T0 + 50 * S)
 
     r = run(THREE, {}, state=state, now=T0 + 50 * S)
 
