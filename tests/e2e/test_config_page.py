@@ -168,7 +168,8 @@ def test_cloudflare_asks_for_the_account_id(page, gateway):
 
 
 def test_a_failed_model_fetch_shows_the_gateway_message(page, gateway, upstream):
-    upstream.serve_models(Json({"error": {"message": "Invalid API Key"}}, 401))
+    # Like some platforms, the fake echoes the key it was sent: the page must still not show it.
+    upstream.serve_models(Json({"error": {"message": "Invalid API Key sk-wrong-key-000000000000"}}, 401))
     login(page, gateway.admin_token)
 
     page.get_by_test_id("preset-platform").select_option("groq")
