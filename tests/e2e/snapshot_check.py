@@ -49,6 +49,29 @@ def js_imports(source: str) -> set[str]:
     return names
 
 
+def js_inside(value, depth: int = 0) -> str | None:
+    """Where a JS object sits in ``value`` (itself, or inside its containers and instance
+    fields, a few levels down), or None."""
+    if isinstance(value, JsProxy):
+        return ""
+    if depth >= 4 or isinstance(value, (str, bytes, int, float, type)) or callable(value):
+        return None
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        items = enumerate(value)
+    elif hasattr(value, "__dict__") or hasattr(value, "__slots__"):
+        names = list(getattr(value, "__dict__", {})) or list(getattr(value, "__slots__", ()))
+        items = ((n, getattr(value, n, None)) for n in names)
+    else:
+        return None
+    for key, item in items:
+        where = js_inside(item, depth + 1)
+        if where is not None:
+            return f"[{key!r}]{where}"
+    return None
+
+
 modules = []
 for path in sorted(root.rglob("*.py")):
     relative = path.relative_to(root).with_suffix("")
@@ -62,7 +85,10 @@ for path in sorted(root.rglob("*.py")):
         continue
     allowed = js_imports(path.read_text())
     for attr, value in vars(module).items():
-        if isinstance(value, JsProxy) and attr not in allowed:
-            failures.append(f"{name}.{attr}: a JS object at module level")
+        if attr in allowed or isinstance(value, type(sys)):
+            continue
+        where = js_inside(value)
+        if where is not None:
+            failures.append(f"{name}.{attr}{where}: a JS object at module level")
 
 print(json.dumps({"modules": modules, "failures": failures}))

@@ -33,10 +33,12 @@ def test_every_worker_module_imports_without_randomness_or_js_objects():
 def test_the_check_catches_both_violations(tmp_path):
     (tmp_path / "entropy.py").write_text("import os\nSALT = os.urandom(8)\n")
     (tmp_path / "jsvalue.py").write_text("import js\nHEADERS = js.Headers.new()\n")
+    (tmp_path / "nested.py").write_text("import js\nCACHE = {'headers': [js.Headers.new()]}\n")
     (tmp_path / "allowed.py").write_text("import js\nfrom js import Object\n")
 
     failures = _check(tmp_path)["failures"]
 
     assert any(f.startswith("entropy: import failed") for f in failures)
     assert "jsvalue.HEADERS: a JS object at module level" in failures
+    assert "nested.CACHE['headers'][0]: a JS object at module level" in failures
     assert not any(f.startswith("allowed") for f in failures)
