@@ -94,9 +94,8 @@ async def create_provider(call: Call) -> JsResponse:
     config = await admin_config(call)
     _, data = await read_json(call.request, ADMIN_BODY_LIMIT)
     body = validate(ProviderCreate, data)
-    sealed = await crypto.seal(body.api_key, config.encryption_key)
     columns = body.model_dump(exclude={"api_key"})
-    columns |= {"encrypted_key": sealed.ciphertext, "iv": sealed.iv, "auth_tag": sealed.tag}
+    columns |= d1.key_columns(await crypto.seal(body.api_key, config.encryption_key))
     provider_id = await d1.insert_provider(call.env.DB, columns, isolate.now_ms())
     _changed()
     provider = await d1.get_provider(call.env.DB, provider_id)
@@ -113,8 +112,7 @@ async def update_provider(call: Call) -> JsResponse:
             raise InvalidRequestError(f"Invalid value for '{name}': must not be null", param=name)
     api_key = fields.pop("api_key", None)
     if api_key:
-        sealed = await crypto.seal(api_key, config.encryption_key)
-        fields |= {"encrypted_key": sealed.ciphertext, "iv": sealed.iv, "auth_tag": sealed.tag}
+        fields |= d1.key_columns(await crypto.seal(api_key, config.encryption_key))
     provider_id = _provider_id(call.params)
     if not await d1.update_provider(call.env.DB, provider_id, fields, isolate.now_ms()):
         raise NotFoundError(f"No provider with id {provider_id}.")

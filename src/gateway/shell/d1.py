@@ -21,6 +21,7 @@ __all__ = [
     "delete_setting",
     "get_provider",
     "insert_provider",
+    "key_columns",
     "load_config_rows",
     "load_providers",
     "load_settings",
@@ -116,6 +117,11 @@ def _column_value(value: Any) -> Any:
     if isinstance(value, bool):
         return int(value)
     return value
+
+
+def key_columns(sealed: SealedKey) -> dict[str, str]:
+    """The provider columns that store a sealed key."""
+    return {"encrypted_key": sealed.ciphertext, "iv": sealed.iv, "auth_tag": sealed.tag}
 
 
 def _check_columns(columns: Mapping[str, Any]) -> None:
