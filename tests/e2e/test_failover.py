@@ -230,13 +230,15 @@ def test_editing_a_provider_clears_its_cooldown(api, admin, pair, upstream):
 def test_recovered_primary_gets_traffic_back_before_its_cooldown_ends(gateway, api, admin, pair, upstream):
     upstream.queue(Json({}, 500))
     assert ask(api, model="auto").headers["x-routed-via"] == "B/m"  # A cools for 90 s
+    [cooldown] = admin.get("/status").json()["cooldowns"]
 
-    gateway.advance_clock(30_000)
-    assert ask(api, model="auto").headers["x-routed-via"] == "B/m"  # not half elapsed: no probe
-    gateway.advance_clock(16_000)  # 46 s: half elapsed, A is probe-ready; A has recovered
+    gateway.advance_clock(20_000)  # A has recovered (the fake answers it again) ...
+    assert ask(api, model="auto").headers["x-routed-via"] == "B/m"  # ... but is not probed yet
+    gateway.advance_clock(26_000)  # 26 s after recovering: over half its cooldown, A is probed
     response = ask(api, model="auto")
 
     assert response.headers["x-routed-via"] == "A/m"
+    assert cooldown["remainingMs"] - 46_000 > 40_000  # its cooldown would have run 40+ s more
     assert admin.get("/status").json()["cooldowns"] == []
 
 
