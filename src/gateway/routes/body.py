@@ -16,22 +16,15 @@ __all__ = ["read_json", "validate"]
 Model = TypeVar("Model", bound=BaseModel)
 
 
-def _too_large(limit: int) -> BodyTooLargeError:
-    return BodyTooLargeError(f"Request body is larger than the limit of {limit} bytes.")
-
-
 async def read_json(request: IncomingRequest, limit: int) -> tuple[bytes, Any]:
-    """The raw body and its parsed JSON. 413 above ``limit`` bytes, checked from Content-Length
-    before reading when the caller sent one; 400 for an empty or invalid body."""
-    declared = request.header("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(limit)
+    """The raw body and its parsed JSON. 413 above ``limit`` bytes (from Content-Length before
+    reading when the caller sent one); 400 for an empty or invalid body."""
     try:
         raw = await request.read_body(limit)
     except OSError as exc:
         raise InvalidRequestError("The request body could not be read.") from exc
     if raw is None:
-        raise _too_large(limit)
+        raise BodyTooLargeError(f"Request body is larger than the limit of {limit} bytes.")
     if not raw.strip():
         raise InvalidRequestError("The request body is empty; a JSON object is expected.", param="body")
     try:

@@ -31,7 +31,7 @@ def _str_or_none(value: Any) -> str | None:
 
 
 class IncomingRequest:
-    """A view of the caller's request; each value is read from JS at most once."""
+    """A view of the caller's request: method and path read once, headers read when asked."""
 
     def __init__(self, request: Request) -> None:
         self._js = request.js_object
@@ -42,12 +42,14 @@ class IncomingRequest:
         return _str_or_none(self._js.headers.get(name))
 
     async def read_body(self, limit: int) -> bytes | None:
-        """The whole body, or None as soon as it is longer than ``limit`` bytes (the rest is
-        left unread). Raises ``OSError`` if the caller's stream fails.
-
-        With a Content-Length (checked by the caller) the body is read in one go; a chunked one
-        is read chunk by chunk, so an oversized upload is refused without being held in memory."""
-        if self.header("content-length") is not None:
+        """The whole body, or None when it is longer than ``limit`` bytes: known from the
+        Content-Length before anything is read, else as soon as the chunks read pass it (the
+        rest is left unread, so an oversized upload is never held in memory). Raises ``OSError``
+        if the caller's stream fails."""
+        declared = self.header("content-length")
+        if declared is not None and declared.isdigit():
+            if int(declared) > limit:
+                return None
             ok, buffer = await settled(self._js.arrayBuffer())
             if not ok:
                 raise OSError("the request body could not be read")
