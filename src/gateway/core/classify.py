@@ -35,7 +35,7 @@ from gateway.core import rules
 from gateway.core.attempt import Defect, Observed
 from gateway.core.delay import ms_until_utc_midnight, stated_delay_ms
 
-__all__ = ["Failure", "FailureKind", "Scope", "Source", "classify", "redact"]
+__all__ = ["Failure", "FailureKind", "Scope", "Source", "classify", "redact", "scrub"]
 
 Scope = Literal["provider", "model", "none"]
 Source = Literal["heuristic", "authoritative", "quota", "credit", "tier", "model"]
@@ -105,6 +105,12 @@ def _mask_long_run(match: re.Match[str]) -> str:
         ):
             return _REDACTED
     return match.group(0)
+
+
+def scrub(text: str, secret: str) -> str:
+    """``text`` without ``secret`` (a provider's key, whatever its format): some providers echo
+    the key they were sent, and ``redact`` only recognises keys by their shape."""
+    return text.replace(secret, _REDACTED) if secret and secret in text else text
 
 
 def redact(text: str) -> str:

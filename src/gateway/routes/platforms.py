@@ -16,7 +16,7 @@ from typing import Any
 
 from gateway.core import rules
 from gateway.core.attempt import Defect
-from gateway.core.classify import redact
+from gateway.core.classify import redact, scrub
 from gateway.core.config import Config
 from gateway.errors import NotFoundError, ProviderError
 from gateway.presets import PRESETS, Preset
@@ -94,8 +94,7 @@ async def fetch_models(call: Call) -> JsResponse:
     if answer.timed_out:
         raise _failed(url, "the answer did not arrive in time")
     if not 200 <= answer.status < 300:
-        # The key is masked by name first: redact() only recognises keys by their shape.
-        detail = redact(text.replace(api_key, "[redacted]"))
+        detail = redact(scrub(text, api_key))
         raise _failed(url, f"the platform answered HTTP {answer.status}" + (f": {detail}" if detail else ""))
     models = _model_ids(text)
     if models is None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
+from gateway.core.classify import scrub
 from gateway.core.config import Config, Provider
 from gateway.core.sse import First
 from gateway.errors import CryptoError
@@ -46,12 +47,6 @@ async def provider_key(config: Config, provider: Provider) -> str:
     return key
 
 
-def _scrub(text: str, key: str) -> str:
-    """Upstream error text without the provider's key, whatever its format: some providers echo
-    the key they were sent, and this text may reach the caller (a passed-through 4xx)."""
-    return text.replace(key, "[redacted]") if key and key in text else text
-
-
 def _elapsed_ms(start: float) -> int:
     return int((time.monotonic() - start) * 1000)
 
@@ -76,7 +71,7 @@ async def send_chat(
     if isinstance(answer, Defect):
         return Observed(defect=answer, latency_ms=_elapsed_ms(start))
     if not 200 <= answer.status < 300:
-        text = _scrub(await answer.text(), key)
+        text = scrub(await answer.text(), key)
         answer.disarm()
         defect = Defect.TIMEOUT if answer.timed_out else None
         return Observed(answer.status, answer.headers(), text, defect, _elapsed_ms(start))
@@ -93,7 +88,7 @@ async def send_chat(
         return Delivered(opened, _elapsed_ms(start))
     await http.fulfilled(opened.reader.cancel())
     if opened.first.kind is First.ERROR:
-        body = _scrub(opened.first.data, key)
+        body = scrub(opened.first.data, key)
         return Observed(status=answer.status, body=body, defect=Defect.ERROR_EVENT, latency_ms=_elapsed_ms(start))
     return Observed(status=answer.status, defect=Defect.EMPTY_STREAM, latency_ms=_elapsed_ms(start))
 

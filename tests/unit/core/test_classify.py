@@ -10,7 +10,7 @@ import pytest
 from support.factories import T0
 from gateway.core import rules
 from gateway.core.attempt import Defect, Observed
-from gateway.core.classify import FailureKind, classify, redact
+from gateway.core.classify import FailureKind, classify, redact, scrub
 from gateway.core.delay import ms_until_utc_midnight, parse_duration_ms, stated_delay_ms
 
 K = FailureKind
@@ -260,3 +260,8 @@ def test_status_and_reason(observed, status, reason):
     failure = classify(observed, T0)
 
     assert (failure.status, failure.reason) == (status, reason)
+
+
+def test_scrub_removes_a_key_of_any_shape():
+    assert scrub("bad key acct:tok.123 here", "acct:tok.123") == "bad key [redacted] here"
+    assert scrub("nothing to hide", "acct:tok.123") == "nothing to hide"
