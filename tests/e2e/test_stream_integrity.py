@@ -118,7 +118,10 @@ def test_every_stream_failing_before_the_first_chunk_is_an_honest_error(api, pai
 
 def test_caller_going_away_cancels_the_upstream(api, pair, upstream):
     release = threading.Event()
-    upstream.queue(Sse([chunk("m", f"t{i}") for i in range(500)], gates={1: release}))
+    # Far more than socket buffers hold (~20 MB): writes only go on while someone reads, so the
+    # fake sees the connection close rather than finishing into buffers before the cancel lands.
+    padding = "x" * 1000
+    upstream.queue(Sse([chunk("m", f"t{i}{padding}") for i in range(20_000)], gates={1: release}))
 
     with api.stream("POST", "/chat/completions", json=STREAM) as response:
         next(line for line in response.iter_lines() if line.startswith("data: "))
