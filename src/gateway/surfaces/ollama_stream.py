@@ -1,0 +1,162 @@
+"""Ollama's streamed answer (SPEC §12.5): NDJSON lines out of an OpenAI chat stream.
+
+Rules (``contract.StreamTranslator``; the relay drives ``feed`` / ``end`` / ``fail``):
+
+- One ``feed`` → at most one line of text: every ``Text`` (and ``Reasoning``) event of that read
+  merged into one chunk, ``message.content`` / ``message.thinking`` (chat) or ``response`` /
+  ``thinking`` (generate), ``"done": false``. Clients concatenate the chunks, so merging per read
+  means the same answer in fewer bytes. No line is ever empty: ollama-python ``json.loads`` every
+  line it reads.
+- Tool calls: Ollama streams each call whole (``arguments`` an object), so fragments are buffered
+  and the calls go out in one line at the ``finish_reason`` (or at ``end()`` when the upstream gave
+  only ``[DONE]``).
+- ``end()``: the last line, ``"done": true``, ``done_reason`` ``stop``/``length``, the token counts
+  of the usage (which often follows the finish chunk), durations 0, empty content.
+- ``fail(message)`` or an upstream error event: a last line ``{"error": "<message>"}`` and never
+  ``"done": true`` (ollama-python raises ``ResponseError`` on it). After it, or after ``end()``,
+  every call returns ``b""``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from gateway.surfaces.chat import (
+    ChatStreamDecoder,
+    Event,
+    Finish,
+    Reasoning,
+    Text,
+    ToolArgs,
+    ToolCall,
+    ToolStart,
+    UpstreamError,
+    Usage,
+)
+from gateway.surfaces.contract import compact
+from gateway.surfaces.ollama import done_reason, ollama_tool_call
+
+__all__ = ["MEDIA_TYPE", "OllamaStream"]
+
+MEDIA_TYPE = "application/x-ndjson"
+_DEFAULT_ERROR = "the upstream stream failed"
+
+
+def _dumps(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+class OllamaStream:
+    """OpenAI chat SSE bytes in, Ollama NDJSON bytes out, for ``/api/chat`` (``mode="chat"``) or
+    ``/api/generate`` (``mode="generate"``). ``created_at`` (ISO 8601) is stamped on every line."""
+
+    media_type = MEDIA_TYPE
+
+    def __init__(self, model: str, created_at: str, mode: Literal["chat", "generate"] = "chat") -> None:
+        if mode not in ("chat", "generate"):
+            raise ValueError(f"mode must be 'chat' or 'generate', not {mode!r}")
+        self._decoder = ChatStreamDecoder()
+        self._chat = mode == "chat"
+        # Every line starts alike; only the dynamic strings go through json.dumps per line.
+        self._head = '{"model":' + _dumps(model) + ',"created_at":' + _dumps(created_at) + ","
+        self._calls: list[list[str]] = []  # [call id, name, arguments so far], upstream order
+        self._sent_calls = 0  # calls already sent in a line
+        self._reason = "stop"
+        self._input_tokens = 0
+        self._output_tokens = 0
+        self._closed = False
+
+    @property
+    def complete(self) -> bool:
+        return self._decoder.finished
+
+    def feed(self, data: bytes) -> bytes:
+        if self._closed:
+            return b""
+        events = self._decoder.feed(data)
+        return self._encode(events).encode() if events else b""
+
+    def end(self) -> bytes:
+        if self._closed:
+            return b""
+        out = self._encode(self._decoder.close())
+        if self._closed:  # the last bytes held an upstream error
+            return out.encode()
+        self._closed = True
+        out += self._calls_line()
+        if self._chat:
+            last = '"message":{"role":"assistant","content":""},"done":true,"done_reason":'
+        else:
+            last = '"response":"","done":true,"done_reason":'
+        return (
+            out
+            + self._head
+            + last
+            + ('"length"' if self._reason == "length" else '"stop"')
+            + ',"total_duration":0,"load_duration":0,"prompt_eval_count":'
+            + str(self._input_tokens)
+            + ',"prompt_eval_duration":0,"eval_count":'
+            + str(self._output_tokens)
+            + (',"eval_duration":0}\n' if self._chat else ',"eval_duration":0,"context":[]}\n')
+        ).encode()
+
+    def fail(self, message: str) -> bytes:
+        if self._closed:
+            return b""
+        self._closed = True
+        return self._error_line(message).encode()
+
+    # ------------------------------------------------------------------------------------------
+
+    def _encode(self, events: list[Event]) -> str:
+        """The lines for one read's events: merged text first, then calls, then an error end."""
+        texts: list[str] = []
+        thoughts: list[str] = []
+        tail = ""
+        for event in events:
+            kind = type(event)
+            if kind is Text:
+                texts.append(event.text)  # type: ignore[union-attr]
+            elif kind is ToolArgs:
+                self._calls[event.index][2] += event.fragment  # type: ignore[union-attr]
+            elif kind is Reasoning:
+                thoughts.append(event.text)  # type: ignore[union-attr]
+            elif kind is ToolStart:
+                self._calls.append([event.call_id, event.name, ""])  # type: ignore[union-attr]
+            elif kind is Finish:
+                self._reason = done_reason(event.reason)  # type: ignore[union-attr]
+                tail += self._calls_line()
+            elif kind is Usage:
+                self._input_tokens = event.input_tokens  # type: ignore[union-attr]
+                self._output_tokens = event.output_tokens  # type: ignore[union-attr]
+            elif kind is UpstreamError:
+                self._closed = True
+                tail += self._error_line(event.message)  # type: ignore[union-attr]
+                break
+        if not texts and not thoughts:
+            return tail
+        text = _dumps("".join(texts)) if texts else '""'
+        thinking = ',"thinking":' + _dumps("".join(thoughts)) if thoughts else ""
+        if self._chat:
+            line = '"message":{"role":"assistant","content":' + text + thinking + '},"done":false}\n'
+        else:
+            line = '"response":' + text + thinking + ',"done":false}\n'
+        return self._head + line + tail
+
+    def _calls_line(self) -> str:
+        """The calls not sent yet, in one line; "" when there are none."""
+        if self._sent_calls == len(self._calls):
+            return ""
+        calls = [
+            ollama_tool_call(ToolCall(call_id, name, arguments), index)
+            for index, (call_id, name, arguments) in enumerate(self._calls)
+            if index >= self._sent_calls
+        ]
+        self._sent_calls = len(self._calls)
+        if self._chat:
+            return self._head + '"message":{"role":"assistant","content":"","tool_calls":' + compact(calls) + '},"done":false}\n'
+        return self._head + '"response":"","tool_calls":' + compact(calls) + ',"done":false}\n'
+
+    def _error_line(self, message: str) -> str:
+        return '{"error":' + _dumps(message or _DEFAULT_ERROR) + "}\n"
