@@ -35,17 +35,28 @@ from typing import Any
 from gateway.errors import InvalidRequestError
 from gateway.surfaces.chat import Answer
 from gateway.surfaces.responses_stream import (
+    FINISH_STATUS,
     ResponsesStream,
+    call_arguments,
     call_item,
     message_item,
     reasoning_item,
     response_id_base,
     response_object,
     usage_object,
-    FINISH_STATUS,
 )
 
-__all__ = ["ROLES", "TOOL_CHOICES", "ResponsesStream", "flat_name", "from_chat", "render_error", "to_chat", "tool_names"]
+__all__ = [
+    "DEFAULT_NAMESPACE",
+    "ROLES",
+    "ResponsesStream",
+    "TOOL_CHOICES",
+    "flat_name",
+    "from_chat",
+    "render_error",
+    "to_chat",
+    "tool_names",
+]
 
 ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 TOOL_CHOICES = {"auto": "auto", "none": "none", "required": "required"}
@@ -237,6 +248,8 @@ def _messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
             raise _fail("An input item needs a type or a role.", f"{path}.type")
     if images:
         messages.append({"role": "user", "content": images})
+    if not messages:
+        raise _fail("input must hold at least one item.", "input")
     return messages
 
 
@@ -303,7 +316,8 @@ def _call(item: dict[str, Any], path: str, messages: list[dict[str, Any]]) -> No
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
     namespace = item.get("namespace") if isinstance(item.get("namespace"), str) else None
-    call = {"id": call_id, "type": "function", "function": {"name": flat_name(namespace, name), "arguments": arguments}}
+    function = {"name": flat_name(namespace, name), "arguments": arguments}
+    call = {"id": call_id, "type": "function", "function": function}
     last = messages[-1] if messages else None
     if last is not None and last["role"] == "assistant":  # consecutive calls: one assistant turn
         last.setdefault("tool_calls", []).append(call)
@@ -342,8 +356,8 @@ def from_chat(
     if answer.text:
         output.append(message_item(f"msg_{base}_{len(output)}", answer.text, item_status))
     for call in answer.tool_calls:
-        arguments = call.arguments if call.arguments.strip() else "{}"
         item_id = f"fc_{base}_{len(output)}"
+        arguments = call_arguments(call.arguments)
         output.append(call_item(item_id, call.call_id, call.name, arguments, item_status, names or {}))
     usage = usage_object(answer.input_tokens, answer.output_tokens)
     return response_object(

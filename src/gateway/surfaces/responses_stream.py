@@ -50,6 +50,7 @@ from gateway.surfaces.contract import compact
 __all__ = [
     "FINISH_STATUS",
     "ResponsesStream",
+    "call_arguments",
     "call_item",
     "message_item",
     "reasoning_item",
@@ -81,8 +82,8 @@ def _status(reason: str) -> tuple[str, str | None]:
     return FINISH_STATUS.get(reason, ("completed", None))
 
 
-def _arguments(arguments: str) -> str:
-    # A call without arguments arrives as "" from several providers; Codex parses the string.
+def call_arguments(arguments: str) -> str:
+    """A call's arguments as sent; ``{}`` for none (several providers send "", Codex parses it)."""
     return arguments if arguments.strip() else "{}"
 
 
@@ -195,7 +196,9 @@ class ResponsesStream:
 
     media_type = "text/event-stream"
 
-    def __init__(self, model: str, created_at: int = 0, names: Mapping[str, tuple[str, str]] | None = None) -> None:
+    def __init__(
+        self, model: str, created_at: int = 0, names: Mapping[str, tuple[str, str]] | None = None
+    ) -> None:
         self._model = model
         self._created_at = created_at
         self._names: Mapping[str, tuple[str, str]] = names or {}
@@ -357,7 +360,7 @@ class ResponsesStream:
         text = "".join(item.parts)
         place = f'"item_id":"{item.id}","output_index":{item.index}'
         if item.kind == "function_call":
-            arguments = _arguments(text)
+            arguments = call_arguments(text)
             encoded = _encode(arguments)
             name = f'"name":{_encode(item.name)},"arguments":{encoded}'
             self._emit(out, "response.function_call_arguments.done", f"{place},{name}")
@@ -365,7 +368,8 @@ class ResponsesStream:
         else:
             encoded = _encode(text)
             if item.kind == "message":
-                self._emit(out, "response.output_text.done", f'{place},"content_index":0,"text":{encoded},"logprobs":[]')
+                text_done = f'{place},"content_index":0,"text":{encoded},"logprobs":[]'
+                self._emit(out, "response.output_text.done", text_done)
                 part = f'{{"type":"output_text","text":{encoded},"annotations":[]}}'
                 done = message_item(item.id, text, status)
             else:

@@ -32,7 +32,10 @@ from gateway.surfaces.responses import (
 
 EVENTS = TypeAdapter(ResponseStreamEvent)
 FN = {"type": "function", "name": "exec_command", "description": "Run", "parameters": {"type": "object"}}
-CHAT_FN = {"type": "function", "function": {"name": "exec_command", "parameters": {"type": "object"}, "description": "Run"}}
+CHAT_FN = {
+    "type": "function",
+    "function": {"name": "exec_command", "parameters": {"type": "object"}, "description": "Run"},
+}
 
 
 def user(text: str) -> dict[str, Any]:
@@ -47,10 +50,19 @@ def chat(messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
 
 TO_CHAT = [
     ("input string", {"input": "hi"}, chat([user("hi")])),
-    ("instructions first", {"instructions": "be brief", "input": "hi"}, chat([{"role": "system", "content": "be brief"}, user("hi")])),
+    (
+        "instructions first",
+        {"instructions": "be brief", "input": "hi"},
+        chat([{"role": "system", "content": "be brief"}, user("hi")]),
+    ),
     (
         "message items, type absent, developer → system",
-        {"input": [{"role": "developer", "content": "rules"}, {"type": "message", "role": "user", "content": "q"}]},
+        {
+            "input": [
+                {"role": "developer", "content": "rules"},
+                {"type": "message", "role": "user", "content": "q"},
+            ]
+        },
         chat([{"role": "system", "content": "rules"}, user("q")]),
     ),
     (
@@ -94,14 +106,30 @@ TO_CHAT = [
         "assistant history output_text and refusal → text",
         {
             "input": [
-                {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed", "content": [{"type": "output_text", "text": "a", "annotations": []}, {"type": "refusal", "refusal": "no"}]},
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "id": "msg_1",
+                    "status": "completed",
+                    "content": [
+                        {"type": "output_text", "text": "a", "annotations": []},
+                        {"type": "refusal", "refusal": "no"},
+                    ],
+                },
             ]
         },
         chat([{"role": "assistant", "content": "a\nno"}]),
     ),
     (
         "system parts joined",
-        {"input": [{"role": "system", "content": [{"type": "input_text", "text": "a"}, {"type": "input_text", "text": "b"}]}]},
+        {
+            "input": [
+                {
+                    "role": "system",
+                    "content": [{"type": "input_text", "text": "a"}, {"type": "input_text", "text": "b"}],
+                }
+            ]
+        },
         chat([{"role": "system", "content": "a\nb"}]),
     ),
     (
@@ -110,7 +138,14 @@ TO_CHAT = [
             "input": [
                 user("q"),
                 {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "x"},
-                {"type": "function_call", "id": "fc_1", "status": "completed", "call_id": "c1", "name": "exec_command", "arguments": "{\"cmd\":\"ls\"}"},
+                {
+                    "type": "function_call",
+                    "id": "fc_1",
+                    "status": "completed",
+                    "call_id": "c1",
+                    "name": "exec_command",
+                    "arguments": '{"cmd":"ls"}',
+                },
                 {"type": "function_call", "call_id": "c2", "name": "exec_command", "arguments": {"cmd": "pwd"}},
                 {"type": "function_call_output", "call_id": "c1", "output": "a.txt"},
                 {"type": "function_call_output", "call_id": "c2", "output": "/w"},
@@ -123,8 +158,16 @@ TO_CHAT = [
                     "role": "assistant",
                     "content": None,
                     "tool_calls": [
-                        {"id": "c1", "type": "function", "function": {"name": "exec_command", "arguments": "{\"cmd\":\"ls\"}"}},
-                        {"id": "c2", "type": "function", "function": {"name": "exec_command", "arguments": "{\"cmd\": \"pwd\"}"}},
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "exec_command", "arguments": '{"cmd":"ls"}'},
+                        },
+                        {
+                            "id": "c2",
+                            "type": "function",
+                            "function": {"name": "exec_command", "arguments": '{"cmd": "pwd"}'},
+                        },
                     ],
                 },
                 {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
@@ -143,7 +186,13 @@ TO_CHAT = [
         },
         chat(
             [
-                {"role": "assistant", "content": "let me look", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read", "arguments": ""}}]},
+                {
+                    "role": "assistant",
+                    "content": "let me look",
+                    "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "read", "arguments": ""}}
+                    ],
+                },
                 {"role": "tool", "tool_call_id": "c1", "content": "ok"},
             ]
         ),
@@ -153,13 +202,26 @@ TO_CHAT = [
         {
             "input": [
                 {"type": "function_call", "call_id": "c1", "name": "view", "arguments": "{}"},
-                {"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_text", "text": "img:"}, {"type": "input_image", "image_url": "https://x/i.png"}]},
+                {
+                    "type": "function_call_output",
+                    "call_id": "c1",
+                    "output": [
+                        {"type": "input_text", "text": "img:"},
+                        {"type": "input_image", "image_url": "https://x/i.png"},
+                    ],
+                },
                 user("next"),
             ]
         },
         chat(
             [
-                {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "view", "arguments": "{}"}}]},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "view", "arguments": "{}"}}
+                    ],
+                },
                 {"role": "tool", "tool_call_id": "c1", "content": "img:"},
                 {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x/i.png"}}]},
                 user("next"),
@@ -174,7 +236,12 @@ TO_CHAT = [
                 {"type": "function_call_output", "call_id": "c2"},
             ]
         },
-        chat([{"role": "tool", "tool_call_id": "c1", "content": "bad"}, {"role": "tool", "tool_call_id": "c2", "content": ""}]),
+        chat(
+            [
+                {"role": "tool", "tool_call_id": "c1", "content": "bad"},
+                {"role": "tool", "tool_call_id": "c2", "content": ""},
+            ]
+        ),
     ),
     (
         "custom tool call history and a namespaced call",
@@ -182,20 +249,48 @@ TO_CHAT = [
             "input": [
                 {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": "*** Begin"},
                 {"type": "custom_tool_call_output", "call_id": "c1", "output": "done"},
-                {"type": "function_call", "call_id": "c2", "name": "read", "namespace": "mcp__fs__", "arguments": "{}"},
+                {
+                    "type": "function_call",
+                    "call_id": "c2",
+                    "name": "read",
+                    "namespace": "mcp__fs__",
+                    "arguments": "{}",
+                },
             ]
         },
         chat(
             [
-                {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "apply_patch", "arguments": "{\"input\": \"*** Begin\"}"}}]},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "apply_patch", "arguments": '{"input": "*** Begin"}'},
+                        }
+                    ],
+                },
                 {"role": "tool", "tool_call_id": "c1", "content": "done"},
-                {"role": "assistant", "content": None, "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "mcp__fs__read", "arguments": "{}"}}]},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "c2", "type": "function", "function": {"name": "mcp__fs__read", "arguments": "{}"}}
+                    ],
+                },
             ]
         ),
     ),
     (
         "unknown output items dropped",
-        {"input": [{"type": "web_search_call", "id": "ws", "status": "completed"}, {"type": "compaction", "encrypted_content": "x"}, user("q")]},
+        {
+            "input": [
+                {"type": "web_search_call", "id": "ws", "status": "completed"},
+                {"type": "compaction", "encrypted_content": "x"},
+                user("q"),
+            ]
+        },
         chat([user("q")]),
     ),
     (
@@ -217,7 +312,10 @@ TO_CHAT = [
             tools=[
                 CHAT_FN,
                 {"type": "function", "function": {"name": "s", "parameters": {"type": "object"}, "strict": True}},
-                {"type": "function", "function": {"name": "n", "parameters": {"type": "object", "properties": {}}}},
+                {
+                    "type": "function",
+                    "function": {"name": "n", "parameters": {"type": "object", "properties": {}}},
+                },
             ],
         ),
     ),
@@ -226,9 +324,24 @@ TO_CHAT = [
         {
             "input": "q",
             "tools": [
-                {"type": "namespace", "name": "functions", "description": "d", "tools": [FN, {"type": "custom", "name": "apply_patch"}]},
-                {"type": "namespace", "name": "mcp__fs__", "description": "d", "tools": [{"type": "function", "name": "read"}]},
-                {"type": "namespace", "name": "collaboration", "description": "d", "tools": [{"type": "function", "name": "spawn_agent"}]},
+                {
+                    "type": "namespace",
+                    "name": "functions",
+                    "description": "d",
+                    "tools": [FN, {"type": "custom", "name": "apply_patch"}],
+                },
+                {
+                    "type": "namespace",
+                    "name": "mcp__fs__",
+                    "description": "d",
+                    "tools": [{"type": "function", "name": "read"}],
+                },
+                {
+                    "type": "namespace",
+                    "name": "collaboration",
+                    "description": "d",
+                    "tools": [{"type": "function", "name": "spawn_agent"}],
+                },
                 {"type": "function", "name": "exec_command"},
             ],
         },
@@ -236,14 +349,35 @@ TO_CHAT = [
             [user("q")],
             tools=[
                 CHAT_FN,
-                {"type": "function", "function": {"name": "mcp__fs__read", "parameters": {"type": "object", "properties": {}}}},
-                {"type": "function", "function": {"name": "collaboration__spawn_agent", "parameters": {"type": "object", "properties": {}}}},
+                {
+                    "type": "function",
+                    "function": {"name": "mcp__fs__read", "parameters": {"type": "object", "properties": {}}},
+                },
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "collaboration__spawn_agent",
+                        "parameters": {"type": "object", "properties": {}},
+                    },
+                },
             ],
         ),
     ),
-    ("tool_choice auto", {"input": "q", "tools": [FN], "tool_choice": "auto"}, chat([user("q")], tools=[CHAT_FN], tool_choice="auto")),
-    ("tool_choice none", {"input": "q", "tools": [FN], "tool_choice": "none"}, chat([user("q")], tools=[CHAT_FN], tool_choice="none")),
-    ("tool_choice required", {"input": "q", "tools": [FN], "tool_choice": "required"}, chat([user("q")], tools=[CHAT_FN], tool_choice="required")),
+    (
+        "tool_choice auto",
+        {"input": "q", "tools": [FN], "tool_choice": "auto"},
+        chat([user("q")], tools=[CHAT_FN], tool_choice="auto"),
+    ),
+    (
+        "tool_choice none",
+        {"input": "q", "tools": [FN], "tool_choice": "none"},
+        chat([user("q")], tools=[CHAT_FN], tool_choice="none"),
+    ),
+    (
+        "tool_choice required",
+        {"input": "q", "tools": [FN], "tool_choice": "required"},
+        chat([user("q")], tools=[CHAT_FN], tool_choice="required"),
+    ),
     (
         "tool_choice function",
         {"input": "q", "tools": [FN], "tool_choice": {"type": "function", "name": "exec_command"}},
@@ -259,13 +393,21 @@ TO_CHAT = [
         {"input": "q", "tools": [FN], "tool_choice": {"type": "web_search_preview"}},
         chat([user("q")], tools=[CHAT_FN], tool_choice="auto"),
     ),
-    ("tool_choice without tools dropped", {"input": "q", "tools": [{"type": "web_search"}], "tool_choice": "required"}, chat([user("q")])),
+    (
+        "tool_choice without tools dropped",
+        {"input": "q", "tools": [{"type": "web_search"}], "tool_choice": "required"},
+        chat([user("q")]),
+    ),
     (
         "max_output_tokens, temperature, top_p",
         {"input": "q", "max_output_tokens": 100, "temperature": 0.2, "top_p": 1},
         chat([user("q")], max_tokens=100, temperature=0.2, top_p=1),
     ),
-    ("stream asks for usage", {"input": "q", "stream": True}, chat([user("q")], stream=True, stream_options={"include_usage": True})),
+    (
+        "stream asks for usage",
+        {"input": "q", "stream": True},
+        chat([user("q")], stream=True, stream_options={"include_usage": True}),
+    ),
     (
         "text.format json_object",
         {"input": "q", "text": {"format": {"type": "json_object"}}},
@@ -273,10 +415,23 @@ TO_CHAT = [
     ),
     (
         "text.format json_schema",
-        {"input": "q", "text": {"format": {"type": "json_schema", "name": "r", "schema": {"type": "object"}, "strict": True}}},
-        chat([user("q")], response_format={"type": "json_schema", "json_schema": {"name": "r", "schema": {"type": "object"}, "strict": True}}),
+        {
+            "input": "q",
+            "text": {"format": {"type": "json_schema", "name": "r", "schema": {"type": "object"}, "strict": True}},
+        },
+        chat(
+            [user("q")],
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "r", "schema": {"type": "object"}, "strict": True},
+            },
+        ),
     ),
-    ("text.format text", {"input": "q", "text": {"format": {"type": "text"}, "verbosity": "low"}}, chat([user("q")])),
+    (
+        "text.format text",
+        {"input": "q", "text": {"format": {"type": "text"}, "verbosity": "low"}},
+        chat([user("q")]),
+    ),
     (
         "ignored fields",
         {
@@ -318,22 +473,50 @@ INVALID = [
     ("bad role", {"input": [{"role": "tool", "content": "x"}]}, "input[0].role"),
     ("content a number", {"input": [{"role": "user", "content": 1}]}, "input[0].content"),
     ("part not an object", {"input": [{"role": "user", "content": ["x"]}]}, "input[0].content[0]"),
-    ("text part without text", {"input": [{"role": "user", "content": [{"type": "input_text"}]}]}, "input[0].content[0].text"),
-    ("image without url", {"input": [{"role": "user", "content": [{"type": "input_image"}]}]}, "input[0].content[0].image_url"),
-    ("call without call_id", {"input": [{"type": "function_call", "name": "f", "arguments": "{}"}]}, "input[0].call_id"),
-    ("call without name", {"input": [{"type": "function_call", "call_id": "c", "arguments": "{}"}]}, "input[0].name"),
+    (
+        "text part without text",
+        {"input": [{"role": "user", "content": [{"type": "input_text"}]}]},
+        "input[0].content[0].text",
+    ),
+    (
+        "image without url",
+        {"input": [{"role": "user", "content": [{"type": "input_image"}]}]},
+        "input[0].content[0].image_url",
+    ),
+    (
+        "call without call_id",
+        {"input": [{"type": "function_call", "name": "f", "arguments": "{}"}]},
+        "input[0].call_id",
+    ),
+    (
+        "call without name",
+        {"input": [{"type": "function_call", "call_id": "c", "arguments": "{}"}]},
+        "input[0].name",
+    ),
     ("output without call_id", {"input": [{"type": "function_call_output", "output": "x"}]}, "input[0].call_id"),
     ("instructions not a string", {"input": "q", "instructions": ["x"]}, "instructions"),
     ("model not a string", {"input": "q", "model": 5}, "model"),
     ("tools not a list", {"input": "q", "tools": {}}, "tools"),
     ("tool not an object", {"input": "q", "tools": ["f"]}, "tools[0]"),
     ("function without name", {"input": "q", "tools": [{"type": "function"}]}, "tools[0].name"),
-    ("parameters not an object", {"input": "q", "tools": [{"type": "function", "name": "f", "parameters": "x"}]}, "tools[0].parameters"),
+    (
+        "parameters not an object",
+        {"input": "q", "tools": [{"type": "function", "name": "f", "parameters": "x"}]},
+        "tools[0].parameters",
+    ),
     ("namespace without tools", {"input": "q", "tools": [{"type": "namespace", "name": "n"}]}, "tools[0]"),
-    ("namespace function without name", {"input": "q", "tools": [{"type": "namespace", "name": "n", "tools": [{"type": "function"}]}]}, "tools[0].tools[0].name"),
+    (
+        "namespace function without name",
+        {"input": "q", "tools": [{"type": "namespace", "name": "n", "tools": [{"type": "function"}]}]},
+        "tools[0].tools[0].name",
+    ),
     ("tool_choice unknown", {"input": "q", "tools": [FN], "tool_choice": "maybe"}, "tool_choice"),
     ("tool_choice a number", {"input": "q", "tools": [FN], "tool_choice": 1}, "tool_choice"),
-    ("tool_choice function without name", {"input": "q", "tools": [FN], "tool_choice": {"type": "function"}}, "tool_choice.name"),
+    (
+        "tool_choice function without name",
+        {"input": "q", "tools": [FN], "tool_choice": {"type": "function"}},
+        "tool_choice.name",
+    ),
     ("max_output_tokens zero", {"input": "q", "max_output_tokens": 0}, "max_output_tokens"),
     ("max_output_tokens a bool", {"input": "q", "max_output_tokens": True}, "max_output_tokens"),
     ("max_output_tokens a string", {"input": "q", "max_output_tokens": "5"}, "max_output_tokens"),
@@ -365,7 +548,13 @@ def test_previous_response_id_says_to_send_the_whole_conversation() -> None:
 
 @pytest.mark.parametrize(
     ("namespace", "name", "flat"),
-    [(None, "f", "f"), ("", "f", "f"), ("functions", "f", "f"), ("mcp__fs__", "read", "mcp__fs__read"), ("collab", "spawn", "collab__spawn")],
+    [
+        (None, "f", "f"),
+        ("", "f", "f"),
+        ("functions", "f", "f"),
+        ("mcp__fs__", "read", "mcp__fs__read"),
+        ("collab", "spawn", "collab__spawn"),
+    ],
 )
 def test_flat_name(namespace: str | None, name: str, flat: str) -> None:
     assert flat_name(namespace, name) == flat
@@ -387,7 +576,16 @@ def test_tool_names_lists_the_namespaced_functions() -> None:
 
 
 def answer(**fields: Any) -> Answer:
-    base = {"id": "chatcmpl-9", "model": "up", "text": "", "reasoning": "", "tool_calls": (), "finish_reason": "stop", "input_tokens": 5, "output_tokens": 7}
+    base = {
+        "id": "chatcmpl-9",
+        "model": "up",
+        "text": "",
+        "reasoning": "",
+        "tool_calls": (),
+        "finish_reason": "stop",
+        "input_tokens": 5,
+        "output_tokens": 7,
+    }
     return Answer(**{**base, **fields})
 
 
@@ -396,27 +594,68 @@ CALL_B = ToolCall("call_b", "mcp__fs__read", "")
 
 FROM_CHAT = [
     ("text", answer(text="Hello"), "completed", None, [("message", "msg_chatcmpl-9_0", "Hello")]),
-    ("empty text, one call", answer(tool_calls=(CALL_A,), finish_reason="tool_calls"), "completed", None, [("function_call", "fc_chatcmpl-9_0", "exec_command")]),
+    (
+        "empty text, one call",
+        answer(tool_calls=(CALL_A,), finish_reason="tool_calls"),
+        "completed",
+        None,
+        [("function_call", "fc_chatcmpl-9_0", "exec_command")],
+    ),
     (
         "text and parallel calls",
         answer(text="ok", tool_calls=(CALL_A, CALL_B), finish_reason="tool_calls"),
         "completed",
         None,
-        [("message", "msg_chatcmpl-9_0", "ok"), ("function_call", "fc_chatcmpl-9_1", "exec_command"), ("function_call", "fc_chatcmpl-9_2", "read")],
+        [
+            ("message", "msg_chatcmpl-9_0", "ok"),
+            ("function_call", "fc_chatcmpl-9_1", "exec_command"),
+            ("function_call", "fc_chatcmpl-9_2", "read"),
+        ],
     ),
-    ("reasoning first", answer(text="a", reasoning="hmm"), "completed", None, [("reasoning", "rs_chatcmpl-9_0", "hmm"), ("message", "msg_chatcmpl-9_1", "a")]),
-    ("length", answer(text="cut", finish_reason="length"), "incomplete", "max_output_tokens", [("message", "msg_chatcmpl-9_0", "cut")]),
-    ("content_filter", answer(text="x", finish_reason="content_filter"), "incomplete", "content_filter", [("message", "msg_chatcmpl-9_0", "x")]),
-    ("unknown finish reason", answer(text="x", finish_reason="eos"), "completed", None, [("message", "msg_chatcmpl-9_0", "x")]),
+    (
+        "reasoning first",
+        answer(text="a", reasoning="hmm"),
+        "completed",
+        None,
+        [("reasoning", "rs_chatcmpl-9_0", "hmm"), ("message", "msg_chatcmpl-9_1", "a")],
+    ),
+    (
+        "length",
+        answer(text="cut", finish_reason="length"),
+        "incomplete",
+        "max_output_tokens",
+        [("message", "msg_chatcmpl-9_0", "cut")],
+    ),
+    (
+        "content_filter",
+        answer(text="x", finish_reason="content_filter"),
+        "incomplete",
+        "content_filter",
+        [("message", "msg_chatcmpl-9_0", "x")],
+    ),
+    (
+        "unknown finish reason",
+        answer(text="x", finish_reason="eos"),
+        "completed",
+        None,
+        [("message", "msg_chatcmpl-9_0", "x")],
+    ),
     ("nothing at all", answer(), "completed", None, []),
 ]
 
 
-@pytest.mark.parametrize(("given", "status", "reason", "items"), [row[1:] for row in FROM_CHAT], ids=[row[0] for row in FROM_CHAT])
+@pytest.mark.parametrize(
+    ("given", "status", "reason", "items"), [row[1:] for row in FROM_CHAT], ids=[row[0] for row in FROM_CHAT]
+)
 def test_from_chat(given: Answer, status: str, reason: str | None, items: list[tuple[str, str, str]]) -> None:
     body = from_chat(given, "served-model", 1700000000, {"mcp__fs__read": ("mcp__fs__", "read")})
     parsed = Response.model_validate(body)  # every field the SDK requires, with its type
-    assert (body["id"], body["object"], body["created_at"], body["model"]) == ("resp_chatcmpl-9", "response", 1700000000, "served-model")
+    assert (body["id"], body["object"], body["created_at"], body["model"]) == (
+        "resp_chatcmpl-9",
+        "response",
+        1700000000,
+        "served-model",
+    )
     assert body["status"] == status
     assert body["incomplete_details"] == ({"reason": reason} if reason else None)
     assert body["error"] is None
@@ -432,7 +671,13 @@ def test_from_chat(given: Answer, status: str, reason: str | None, items: list[t
             seen.append(("function_call", item["id"], item["name"]))
         assert item["status"] == ("incomplete" if status == "incomplete" else "completed")
     assert seen == items
-    assert body["usage"] == {"input_tokens": 5, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 7, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 12}
+    assert body["usage"] == {
+        "input_tokens": 5,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 7,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 12,
+    }
     assert parsed.output_text == "".join(text for kind, _, text in items if kind == "message")
 
 
@@ -445,18 +690,33 @@ def test_from_chat_calls_name_their_namespace_and_empty_arguments_become_an_obje
 
 @pytest.mark.parametrize(
     ("status", "type_"),
-    [(400, "invalid_request_error"), (401, "authentication_error"), (404, "model_not_found"), (413, "invalid_request_error"), (429, "rate_limit_error"), (502, "provider_error"), (503, "service_unavailable"), (508, "loop_detected")],
+    [
+        (400, "invalid_request_error"),
+        (401, "authentication_error"),
+        (404, "model_not_found"),
+        (413, "invalid_request_error"),
+        (429, "rate_limit_error"),
+        (502, "provider_error"),
+        (503, "service_unavailable"),
+        (508, "loop_detected"),
+    ],
 )
 def test_render_error(status: int, type_: str) -> None:
-    assert render_error(status, type_, "why") == {"error": {"message": "why", "type": type_, "param": None, "code": type_}}
+    assert render_error(status, type_, "why") == {
+        "error": {"message": "why", "type": type_, "param": None, "code": type_}
+    }
 
 
 # -- streams ----------------------------------------------------------------------------------
 
 
-def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, usage: dict[str, int] | None = None) -> str:
+def chunk(
+    delta: dict[str, Any] | None = None, finish: str | None = None, usage: dict[str, int] | None = None
+) -> str:
     body: dict[str, Any] = {"id": "chatcmpl-AbC.1", "object": "chat.completion.chunk", "created": 1, "model": "up"}
-    body["choices"] = [] if delta is None else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
+    body["choices"] = (
+        [] if delta is None else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
+    )
     if usage is not None:
         body["usage"] = usage
     return "data: " + json.dumps(body) + "\n\n"
@@ -475,8 +735,18 @@ USAGE = chunk(None, usage={"prompt_tokens": 11, "completion_tokens": 22, "total_
 DONE = "data: [DONE]\n\n"
 
 STREAMS = {
-    "text only": chunk({"role": "assistant", "content": ""}) + chunk({"content": "Hel"}) + chunk({"content": "lo ✓"}) + chunk({}, "stop") + USAGE + DONE,
-    "reasoning then text": chunk({"role": "assistant", "reasoning_content": "Let me"}) + chunk({"reasoning_content": " think"}) + chunk({"content": "42"}) + chunk({}, "stop") + USAGE + DONE,
+    "text only": chunk({"role": "assistant", "content": ""})
+    + chunk({"content": "Hel"})
+    + chunk({"content": "lo ✓"})
+    + chunk({}, "stop")
+    + USAGE
+    + DONE,
+    "reasoning then text": chunk({"role": "assistant", "reasoning_content": "Let me"})
+    + chunk({"reasoning_content": " think"})
+    + chunk({"content": "42"})
+    + chunk({}, "stop")
+    + USAGE
+    + DONE,
     "one call in fragments": chunk({"role": "assistant", "content": None})
     + chunk(call(0, "call_1", "exec_command"))
     + chunk(call(0, args='{"cmd'))
@@ -545,11 +815,19 @@ EXPECTED = {
     "reasoning then text": ([("reasoning", "Let me think", None), ("message", "42", None)], "completed", (11, 22)),
     "one call in fragments": ([("function_call", "exec_command", '{"cmd":"cat a.txt"}')], "completed", (11, 22)),
     "text then two parallel calls": (
-        [("message", "Reading.", None), ("function_call", "exec_command", '{"cmd":"ls"}'), ("function_call", "read", '{"path":"a"}')],
+        [
+            ("message", "Reading.", None),
+            ("function_call", "exec_command", '{"cmd":"ls"}'),
+            ("function_call", "read", '{"path":"a"}'),
+        ],
         "completed",
         (11, 22),
     ),
-    "interleaved parallel calls": ([("function_call", "exec_command", '{"cmd":"ls"}'), ("function_call", "exec_command", '{"cmd":"pwd"}')], "completed", (11, 22)),
+    "interleaved parallel calls": (
+        [("function_call", "exec_command", '{"cmd":"ls"}'), ("function_call", "exec_command", '{"cmd":"pwd"}')],
+        "completed",
+        (11, 22),
+    ),
     "finish without [DONE] or usage": ([("message", "short", None)], "completed", (0, 0)),
     "length": ([("message", "trunc", None)], "incomplete", (11, 22)),
     "crlf framing": ([("message", "a", None)], "completed", (0, 0)),
@@ -593,15 +871,32 @@ def test_stream_reads_back_with_the_sdk_and_as_codex_needs(name: str) -> None:
 
 def test_namespaced_calls_name_their_namespace_in_the_stream() -> None:
     data, _ = sdk_replay(translate([STREAMS["text then two parallel calls"].encode()]))
-    added = [body["item"] for body in data if body["type"] == "response.output_item.added" and body["item"]["type"] == "function_call"]
-    assert [(item.get("namespace"), item["name"]) for item in added] == [(None, "exec_command"), ("mcp__fs__", "read")]
-    assert [(item["call_id"], item["status"]) for item in added] == [("call_1", "in_progress"), ("call_2", "in_progress")]
+    added = [
+        body["item"]
+        for body in data
+        if body["type"] == "response.output_item.added" and body["item"]["type"] == "function_call"
+    ]
+    assert [(item.get("namespace"), item["name"]) for item in added] == [
+        (None, "exec_command"),
+        ("mcp__fs__", "read"),
+    ]
+    assert [(item["call_id"], item["status"]) for item in added] == [
+        ("call_1", "in_progress"),
+        ("call_2", "in_progress"),
+    ]
 
 
 def test_empty_text_opens_no_message_item() -> None:
-    raw = (chunk({"role": "assistant", "content": ""}) + chunk(call(0, "call_1", "f", "{}")) + chunk({"content": ""}) + chunk({}, "tool_calls")).encode()
+    raw = (
+        chunk({"role": "assistant", "content": ""})
+        + chunk(call(0, "call_1", "f", "{}"))
+        + chunk({"content": ""})
+        + chunk({}, "tool_calls")
+    ).encode()
     data, _ = sdk_replay(translate([raw]))
-    assert [body["item"]["type"] for body in data if body["type"] == "response.output_item.added"] == ["function_call"]
+    assert [body["item"]["type"] for body in data if body["type"] == "response.output_item.added"] == [
+        "function_call"
+    ]
 
 
 def test_usage_after_finish_reaches_the_completed_response_only() -> None:
@@ -636,7 +931,10 @@ def test_a_cut_at_any_point_ends_with_response_failed(name: str) -> None:
         assert kinds[-1] == "response.failed" and kinds.count("response.failed") == 1, cut
         assert "response.completed" not in kinds
         failed = data[-1]["response"]
-        assert failed["status"] == "failed" and failed["error"] == {"code": "server_error", "message": "upstream cut"}
+        assert failed["status"] == "failed" and failed["error"] == {
+            "code": "server_error",
+            "message": "upstream cut",
+        }
         assert [body["sequence_number"] for body in data] == list(range(len(data)))
         if cut in (0, len(raw) // 2, len(raw)):
             sdk_replay(out)  # the SDK takes it; its final response is never set
@@ -675,7 +973,12 @@ def client_for(handler: Any) -> Any:
     import httpx
     from openai import OpenAI
 
-    return OpenAI(api_key="k", base_url="http://gw/v1", http_client=httpx.Client(transport=httpx.MockTransport(handler)), max_retries=0)
+    return OpenAI(
+        api_key="k",
+        base_url="http://gw/v1",
+        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+        max_retries=0,
+    )
 
 
 def test_the_openai_client_streams_a_tool_round_trip() -> None:
@@ -690,13 +993,23 @@ def test_the_openai_client_streams_a_tool_round_trip() -> None:
         out = stream.feed(STREAMS["text then two parallel calls"].encode()) + stream.end()
         return httpx.Response(200, headers={"content-type": stream.media_type}, content=out)
 
-    tools = [{"type": "function", "name": "exec_command", "parameters": {"type": "object", "properties": {}}, "strict": False}]
+    tools = [
+        {
+            "type": "function",
+            "name": "exec_command",
+            "parameters": {"type": "object", "properties": {}},
+            "strict": False,
+        }
+    ]
     with client_for(handler).responses.stream(model="gpt-5-codex", input="list files", tools=tools) as events:
         deltas = [event.delta for event in events if event.type == "response.output_text.delta"]
         final = events.get_final_response()
     assert deltas == ["Reading."] and final.output_text == "Reading."
     calls = [item for item in final.output if item.type == "function_call"]
-    assert [(c.call_id, c.name, c.arguments) for c in calls] == [("call_1", "exec_command", '{"cmd":"ls"}'), ("call_2", "mcp__fs__read", '{"path":"a"}')]
+    assert [(c.call_id, c.name, c.arguments) for c in calls] == [
+        ("call_1", "exec_command", '{"cmd":"ls"}'),
+        ("call_2", "mcp__fs__read", '{"path":"a"}'),
+    ]
     assert seen[0]["stream"] is True and seen[0]["tools"][0]["function"]["name"] == "exec_command"
 
 
@@ -718,4 +1031,14 @@ def test_the_openai_client_reports_a_failed_stream_and_reads_an_answer() -> None
         return httpx.Response(200, json=from_chat(answer(text="Hi", finish_reason="length"), "served", 1))
 
     response = client_for(answering).responses.create(model="m", input="q")
-    assert (response.output_text, response.status, response.incomplete_details.reason) == ("Hi", "incomplete", "max_output_tokens")
+    assert (response.output_text, response.status, response.incomplete_details.reason) == (
+        "Hi",
+        "incomplete",
+        "max_output_tokens",
+    )
+
+
+def test_an_empty_input_is_refused() -> None:
+    with pytest.raises(InvalidRequestError) as caught:
+        to_chat({"input": [{"type": "reasoning", "summary": []}]})
+    assert caught.value.param == "input"
