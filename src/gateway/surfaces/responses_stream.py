@@ -361,10 +361,9 @@ class ResponsesStream:
         place = f'"item_id":"{item.id}","output_index":{item.index}'
         if item.kind == "function_call":
             arguments = call_arguments(text)
-            encoded = _encode(arguments)
-            name = f'"name":{_encode(item.name)},"arguments":{encoded}'
-            self._emit(out, "response.function_call_arguments.done", f"{place},{name}")
             done = call_item(item.id, item.call_id, item.name, arguments, status, self._names)
+            fields = f'{place},"name":{_encode(done["name"])},"arguments":{_encode(arguments)}'
+            self._emit(out, "response.function_call_arguments.done", fields)
         else:
             encoded = _encode(text)
             if item.kind == "message":

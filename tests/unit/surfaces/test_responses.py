@@ -884,6 +884,8 @@ def test_namespaced_calls_name_their_namespace_in_the_stream() -> None:
         ("call_1", "in_progress"),
         ("call_2", "in_progress"),
     ]
+    done = [body["name"] for body in data if body["type"] == "response.function_call_arguments.done"]
+    assert done == ["exec_command", "read"]
 
 
 def test_empty_text_opens_no_message_item() -> None:
