@@ -212,7 +212,8 @@ def _messages(messages: list[Any]) -> list[dict[str, Any]]:
             continue
         pending = []
         if role == "user":
-            out.append({"role": "user", "content": _with_images(content, message.get("images"), f"messages[{i}].images")})
+            images = message.get("images")
+            out.append({"role": "user", "content": _with_images(content, images, f"messages[{i}].images")})
         elif role == "system":
             out.append({"role": "system", "content": content})
         else:

@@ -156,8 +156,10 @@ class OllamaStream:
         ]
         self._sent_calls = len(self._calls)
         if self._chat:
-            return self._head + '"message":{"role":"assistant","content":"","tool_calls":' + compact(calls) + '},"done":false}\n'
-        return self._head + '"response":"","tool_calls":' + compact(calls) + ',"done":false}\n'
+            body = '"message":{"role":"assistant","content":"","tool_calls":' + compact(calls) + "}"
+        else:
+            body = '"response":"","tool_calls":' + compact(calls)
+        return self._head + body + ',"done":false}\n'
 
     def _error_line(self, message: str) -> str:
         return '{"error":' + _dumps(message or _DEFAULT_ERROR) + "}\n"
