@@ -1,0 +1,70 @@
+"""What every surface shares: the stream translator's contract, SSE framing, token estimates.
+
+A stream translator is an h11-style state machine (STYLE §3): bytes of the upstream's OpenAI chat
+stream in, bytes of the surface's own stream out, no I/O and no clock. The relay drives it:
+
+1. ``feed(data)`` for every read of the upstream, the bytes read before the first event included;
+   the first call also returns the surface's prologue (``message_start``, ``response.created`` …).
+2. when the upstream closes: ``complete`` says whether the answer reached its end (a
+   ``finish_reason`` or ``[DONE]``); then ``end()`` for the surface's normal end, else ``fail()``.
+3. ``fail(message)`` when the stream cannot go on (cut, stall, an error event): the surface's own
+   error event and never its normal end. After ``fail`` or ``end`` everything returns ``b""``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Protocol
+
+__all__ = ["StreamTranslator", "compact", "estimate_tokens", "sse"]
+
+
+class StreamTranslator(Protocol):
+    media_type: str  # the content type of the translated stream
+
+    @property
+    def complete(self) -> bool: ...
+
+    def feed(self, data: bytes) -> bytes: ...
+
+    def end(self) -> bytes: ...
+
+    def fail(self, message: str) -> bytes: ...
+
+
+def compact(value: Any) -> str:
+    """JSON as the surfaces send it: compact, UTF-8 kept as is."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def sse(event: str | None, data: Any) -> str:
+    """One SSE event: ``event:`` line when named, one ``data:`` line of compact JSON."""
+    body = data if isinstance(data, str) else compact(data)
+    return f"event: {event}\ndata: {body}\n\n" if event else f"data: {body}\n\n"
+
+
+# Characters per token of the estimate; English text averages about four (OpenAI's rule of thumb).
+_CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(chat: dict[str, Any]) -> int:
+    """An estimate of the prompt tokens of an OpenAI chat body (count_tokens, countTokens): the
+    characters of its messages and tools over four, rounded up; at least 1. No upstream call."""
+    size = 0
+    for message in chat.get("messages") or ():
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            size += len(content)
+        elif isinstance(content, list):
+            for part in content:
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    size += len(part["text"])
+        for call in message.get("tool_calls") or ():
+            if isinstance(call, dict):
+                size += len(compact(call.get("function", {})))
+    if chat.get("tools"):
+        size += len(compact(chat["tools"]))
+    return max(1, math.ceil(size / _CHARS_PER_TOKEN))
