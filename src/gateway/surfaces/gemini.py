@@ -7,9 +7,11 @@ Request rules (``to_chat``; the model comes from the URL, a ``models/`` prefix s
 - ``contents``: role ``model`` → an assistant message (texts joined, ``functionCall`` parts →
   ``tool_calls`` with the args as a JSON string); any other role (``user``, ``function``) →
   ``functionResponse`` parts become ``tool`` messages (content: the ``response`` as JSON), in order
-  and before a ``user`` message holding the turn's ``text``, ``inlineData`` (``image/*`` → a data URL
-  ``image_url``; other media → 400) and ``fileData`` (→ ``image_url`` of its URI). ``thought``
-  parts are dropped; ``thoughtSignature``, ``executableCode`` and unknown parts are ignored.
+  and before a ``user`` message holding the turn's ``text``, ``inlineData`` and ``fileData`` (also
+  those nested in a ``functionResponse``): images → ``image_url`` (a data URL or the file's URI),
+  text media → text, other media (PDF, audio: Gemini CLI sends what ``read_file`` read) → a text
+  note that they were left out, so the conversation can go on. ``thought`` parts are dropped;
+  ``thoughtSignature``, ``executableCode`` and unknown parts are ignored.
 - Call ids: a part's ``id`` when given (Gemini CLI sends them), else ``call_<name>_<n>`` numbered
   through the conversation; a ``functionResponse`` without an ``id`` takes the id of the first
   unanswered call of its name, as Gemini pairs them by name and order.
@@ -25,6 +27,7 @@ Request rules (``to_chat``; the model comes from the URL, a ``models/`` prefix s
 
 from __future__ import annotations
 
+import base64
 import math
 from typing import Any
 
@@ -37,7 +40,9 @@ __all__ = [
     "FINISH_REASONS",
     "GENERATION_FIELDS",
     "GENERATION_METHODS",
+    "OMITTED",
     "SCHEMA_KEYS",
+    "TEXT_MEDIA",
     "TOOL_MODES",
     "GeminiStream",
     "count_tokens",
@@ -49,7 +54,13 @@ __all__ = [
 ]
 
 # functionCallingConfig.mode → OpenAI tool_choice (VALIDATED: the model decides, checked: auto).
-TOOL_MODES: dict[str, str] = {"MODE_UNSPECIFIED": "auto", "AUTO": "auto", "VALIDATED": "auto", "ANY": "required", "NONE": "none"}
+TOOL_MODES: dict[str, str] = {
+    "MODE_UNSPECIFIED": "auto",
+    "AUTO": "auto",
+    "VALIDATED": "auto",
+    "ANY": "required",
+    "NONE": "none",
+}
 
 # generationConfig field → (OpenAI field, accepted types).
 GENERATION_FIELDS: dict[str, tuple[str, tuple[type, ...]]] = {
@@ -85,6 +96,10 @@ ERROR_STATUSES: dict[int, str] = {
     504: "DEADLINE_EXCEEDED",
     508: "INTERNAL",
 }
+
+# Media that are text, passed as text parts; other non-image media are replaced by OMITTED.
+TEXT_MEDIA = frozenset({"application/json", "application/xml", "application/x-yaml", "application/javascript"})
+OMITTED = "[{what} left out: this gateway passes on text and images only]"
 
 GENERATION_METHODS = ["generateContent", "streamGenerateContent", "countTokens"]
 
@@ -146,7 +161,9 @@ def render_error(status: int, type_: str, message: str) -> dict[str, Any]:
     return {"error": {"code": status, "message": message, "status": name}}
 
 
-def model_entry(model_id: str, input_token_limit: int | None = None, output_token_limit: int | None = None) -> dict[str, Any]:
+def model_entry(
+    model_id: str, input_token_limit: int | None = None, output_token_limit: int | None = None
+) -> dict[str, Any]:
     """A ``Model`` as ``GET /v1beta/models/{id}`` answers it (google-genai reads
     ``supportedGenerationMethods`` as ``supported_actions``; token limits are optional)."""
     entry: dict[str, Any] = {
@@ -227,6 +244,8 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
             _model_turn(parts, param, calls, messages)
         else:
             _user_turn(parts, param, calls, messages)
+    if not messages:
+        raise _invalid("no content to send (only thoughts or unsupported parts)", "contents")
     return messages
 
 
@@ -264,9 +283,7 @@ def _user_turn(parts: list[Any], param: str, calls: _Calls, messages: list[dict[
         part = _object(part, where)
         if part.get("thought"):
             continue
-        if part.get("text") is not None:
-            content.append({"type": "text", "text": _string(part["text"], f"{where}.text")})
-        elif part.get("functionResponse") is not None:
+        if part.get("functionResponse") is not None:
             result = _object(part["functionResponse"], f"{where}.functionResponse")
             name = _string(result.get("name"), f"{where}.functionResponse.name")
             response = result.get("response")
@@ -274,23 +291,48 @@ def _user_turn(parts: list[Any], param: str, calls: _Calls, messages: list[dict[
                 {"role": "tool", "tool_call_id": calls.response(name, result.get("id")),
                  "content": compact(response if response is not None else {})}
             )
-        elif part.get("inlineData") is not None:
-            data = _object(part["inlineData"], f"{where}.inlineData")
-            mime = _string(data.get("mimeType"), f"{where}.inlineData.mimeType")
-            payload = _string(data.get("data"), f"{where}.inlineData.data")
-            if not mime.startswith("image/"):
-                raise _invalid(f"only image data is supported, not {mime}", f"{where}.inlineData.mimeType")
-            content.append({"type": "image_url", "image_url": {"url": f"data:{mime};base64,{payload}"}})
-        elif part.get("fileData") is not None:
-            data = _object(part["fileData"], f"{where}.fileData")
-            uri = _string(data.get("fileUri"), f"{where}.fileData.fileUri")
-            content.append({"type": "image_url", "image_url": {"url": uri}})
+            # Media a tool returned (Gemini CLI's read_file on an image) go in the turn's user message.
+            nested = _items(result.get("parts"), f"{where}.functionResponse.parts")
+            for k, inner in enumerate(nested):
+                inner_where = f"{where}.functionResponse.parts[{k}]"
+                _media(_object(inner, inner_where), inner_where, content)
+        elif part.get("text") is not None:
+            content.append({"type": "text", "text": _string(part["text"], f"{where}.text")})
+        else:
+            _media(part, where, content)
     if not content:
         return
     if all(item["type"] == "text" for item in content):
         messages.append({"role": "user", "content": "\n".join(item["text"] for item in content)})
     else:
         messages.append({"role": "user", "content": content})
+
+
+def _media(part: dict[str, Any], where: str, content: list[dict[str, Any]]) -> None:
+    """``inlineData``/``fileData``: an image → ``image_url``; text data → its text; other media
+    (PDF, audio…) → a note saying it was left out, so a conversation holding one still goes on."""
+    if part.get("inlineData") is not None:
+        data = _object(part["inlineData"], f"{where}.inlineData")
+        mime = _string(data.get("mimeType"), f"{where}.inlineData.mimeType")
+        payload = _string(data.get("data"), f"{where}.inlineData.data")
+        if mime.startswith("image/"):
+            content.append({"type": "image_url", "image_url": {"url": f"data:{mime};base64,{payload}"}})
+        elif mime.startswith("text/") or mime in TEXT_MEDIA:
+            try:
+                text = base64.b64decode(payload, validate=True).decode("utf-8", errors="replace")
+            except ValueError:
+                raise _invalid("must be base64", f"{where}.inlineData.data") from None
+            content.append({"type": "text", "text": text})
+        else:
+            content.append({"type": "text", "text": OMITTED.format(what=f"{mime} data")})
+    elif part.get("fileData") is not None:
+        data = _object(part["fileData"], f"{where}.fileData")
+        uri = _string(data.get("fileUri"), f"{where}.fileData.fileUri")
+        mime = data.get("mimeType")
+        if isinstance(mime, str) and mime and not mime.startswith("image/"):
+            content.append({"type": "text", "text": OMITTED.format(what=f"{mime} file {uri}")})
+        else:
+            content.append({"type": "image_url", "image_url": {"url": uri}})
 
 
 def _schema(schema: Any) -> Any:
@@ -357,8 +399,10 @@ def _generation(config: dict[str, Any], chat: dict[str, Any]) -> None:
         value = config.get(field)
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, types) or (isinstance(value, float) and not math.isfinite(value)):
-            raise _invalid("must be a number", f"generationConfig.{field}")
+        finite = not isinstance(value, float) or math.isfinite(value)
+        if isinstance(value, bool) or not isinstance(value, types) or not finite:
+            kind = "an integer" if types == (int,) else "a number"
+            raise _invalid(f"must be {kind}", f"generationConfig.{field}")
         chat[name] = value
     stops = config.get("stopSequences")
     if stops is not None:

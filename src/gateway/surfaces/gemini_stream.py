@@ -141,7 +141,7 @@ class GeminiStream:
         self._model = model
         self._sse = sse
         self._decoder = ChatStreamDecoder()
-        self._tail = ""  # ',"modelVersion":…,"responseId":…}' closing every chunk, once the id is known
+        self._tail = ""  # ',"modelVersion":…,"responseId":…' of every chunk, set at the first one
         self._chunks = 0  # chunks written (array mode needs the commas)
         self._started = False
         self._done = False
@@ -156,22 +156,14 @@ class GeminiStream:
     def feed(self, data: bytes) -> bytes:
         if self._done:
             return b""
-        out: list[str] = []
-        if not self._started:
-            self._started = True
-            if not self._sse:
-                out.append("[")
+        out = self._open()
         self._translate(self._decoder.feed(data), out)
         return "".join(out).encode()
 
     def end(self) -> bytes:
         if self._done:
             return b""
-        out: list[str] = []
-        if not self._started:
-            self._started = True
-            if not self._sse:
-                out.append("[")
+        out = self._open()
         self._translate(self._decoder.close(), out)
         if self._done:  # the last bytes held an upstream error
             return "".join(out).encode()
@@ -206,6 +198,13 @@ class GeminiStream:
         error = '{"error":{"code":500,"message":' + text + ',"status":"INTERNAL"}}'
         prefix = "" if self._started else "["
         return (prefix + ("," if self._chunks else "") + error + "]").encode()
+
+    def _open(self) -> list[str]:
+        """The output list of a call, starting with the array's ``[`` on the first one."""
+        if self._started:
+            return []
+        self._started = True
+        return [] if self._sse else ["["]
 
     def _translate(self, events: list[Event], out: list[str]) -> None:
         parts: list[str] = []

@@ -160,6 +160,24 @@ CONTENT_CASES = [
         ],
     ),
     (
+        "text media decoded, other media noted, nested tool media follow the tool message",
+        [{"role": "user", "parts": [
+            {"inlineData": {"mimeType": "text/plain", "data": "aMOpbGxv"}},
+            {"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0="}},
+            {"fileData": {"mimeType": "video/mp4", "fileUri": "gs://b/v.mp4"}},
+            {"functionResponse": {"id": "c9", "name": "read_file", "response": {"output": "img"}, "parts": [IMAGE]}},
+        ]}],
+        [
+            {"role": "tool", "tool_call_id": "c9", "content": '{"output":"img"}'},
+            {"role": "user", "content": [
+                {"type": "text", "text": "héllo"},
+                {"type": "text", "text": "[application/pdf data left out: this gateway passes on text and images only]"},
+                {"type": "text", "text": "[video/mp4 file gs://b/v.mp4 left out: this gateway passes on text and images only]"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR"}},
+            ]},
+        ],
+    ),
+    (
         "orphan response gets a derived id",
         [{"role": "user", "parts": [{"functionResponse": {"name": "x", "response": {"a": 1}}}]}],
         [{"role": "tool", "tool_call_id": "call_x_0", "content": '{"a":1}'}],
@@ -247,9 +265,12 @@ INVALID_CASES = [
     ("contents[0].parts", {"contents": [{"parts": "hi"}]}),
     ("contents[0].parts[0]", {"contents": [{"parts": ["hi"]}]}),
     ("contents[0].parts[0].text", {"contents": [{"parts": [{"text": 1}]}]}),
-    ("contents[0].parts[0].inlineData.mimeType", {"contents": [{"parts": [{"inlineData": {"mimeType": "application/pdf", "data": "x"}}]}]}),
+    ("contents[0].parts[0].inlineData.data", {"contents": [{"parts": [{"inlineData": {"mimeType": "text/plain", "data": "*"}}]}]}),
+    ("contents[0].parts[0].functionResponse.parts[0].inlineData.mimeType",
+     {"contents": [{"parts": [{"functionResponse": {"name": "r", "parts": [{"inlineData": {"data": "x"}}]}}]}]}),
     ("contents[0].parts[0].inlineData.data", {"contents": [{"parts": [{"inlineData": {"mimeType": "image/png"}}]}]}),
     ("contents[0].parts[0].fileData.fileUri", {"contents": [{"parts": [{"fileData": {}}]}]}),
+    ("contents", {"contents": [{"role": "model", "parts": [{"text": "t", "thought": True}]}]}),
     ("contents[0].parts[0].functionCall.name", {"contents": [{"role": "model", "parts": [{"functionCall": {"args": {}}}]}]}),
     ("contents[0].parts[0].functionCall.args", {"contents": [{"role": "model", "parts": [{"functionCall": {"name": "a", "args": "x"}}]}]}),
     ("contents[0].parts[0].functionResponse.name", {"contents": [{"parts": [{"functionResponse": {"response": {}}}]}]}),
