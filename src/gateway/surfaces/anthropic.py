@@ -87,13 +87,23 @@ def _string(block: dict[str, Any], key: str, path: str) -> str:
 
 def to_chat(body: Any) -> dict[str, Any]:
     """An Anthropic Messages request → the OpenAI chat completions body (see the module doc)."""
+    return _to_chat(body, at_least_one=True)
+
+
+def count_tokens(body: Any) -> dict[str, int]:
+    """``/v1/messages/count_tokens``: an estimate from the translated request, no upstream call.
+    Validated as ``/v1/messages``, except that an empty ``messages`` list counts too."""
+    return {"input_tokens": estimate_tokens(_to_chat(body, at_least_one=False))}
+
+
+def _to_chat(body: Any, at_least_one: bool) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise InvalidRequestError("the request body must be a JSON object")
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise _invalid("model", "a model name is required")
     messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
+    if not isinstance(messages, list) or (at_least_one and not messages):
         raise _invalid("messages", "must be a non-empty list")
     out: list[dict[str, Any]] = []
     if body.get("system") is not None:
@@ -106,11 +116,6 @@ def to_chat(body: Any) -> dict[str, Any]:
     _options(body, chat)
     _tools(body, chat)
     return chat
-
-
-def count_tokens(body: Any) -> dict[str, int]:
-    """``/v1/messages/count_tokens``: an estimate from the translated request, no upstream call."""
-    return {"input_tokens": estimate_tokens(to_chat(body))}
 
 
 def _system_text(value: Any, path: str) -> str:
