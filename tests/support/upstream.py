@@ -1,8 +1,12 @@
 """A scriptable fake OpenAI-compatible upstream on 127.0.0.1: the only stand-in in the tests.
 
 Tests queue *steps*; each incoming ``POST …/chat/completions`` takes the next step queued for its
-model (or for any model), else answers a default completion that echoes the model. Every request
-is recorded (path, headers, raw body) so a test can assert what the gateway sent.
+model (or for any model), else the step set with ``answer_always`` for its model (or any model),
+else answers a default completion that echoes the model. A step may also be a callable: it gets
+the ``Recorded`` request and returns the step to answer with (a scripted model, e.g.
+``support.brain.ToolBrain``). Every request is recorded (path, headers, raw body) so a test can
+assert what the gateway sent. ``support.answers`` builds the answers (text, tool calls, reasoning,
+usage, faults).
 
 ``GET …/models`` answers the OpenAI model list set with ``serve_models`` (ids, or a ``Json`` step
 such as a failure); those requests are recorded apart, in ``model_list_requests``.
@@ -18,7 +22,8 @@ import socket
 import struct
 import threading
 from collections import defaultdict, deque
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -29,6 +34,7 @@ __all__ = [
     "Json",
     "Recorded",
     "Reset",
+    "Responder",
     "Sse",
     "chunk",
     "completion",
@@ -120,12 +126,21 @@ class Recorded:
         return json.loads(self.body)
 
 
+def _is_callable_step(step: Any) -> bool:
+    return callable(step) and not isinstance(step, (Json, Sse, Hang, Reset))
+
+
+# A step computed from the request it answers.
+Responder = Callable[[Recorded], Any]
+
+
 class FakeUpstream:
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
         self.model_list_requests: list[Recorded] = []
         self._model_list = Json(model_list(DEFAULT_MODELS))
         self._steps: dict[str | None, deque[Any]] = defaultdict(deque)
+        self._always: dict[str | None, Any] = {}
         self._held: list[Hang | Sse] = []
         # Set when the fake could not write to a connection: the gateway closed it.
         self.disconnected = threading.Event()
@@ -154,6 +169,7 @@ class FakeUpstream:
             self.model_list_requests.clear()
             self._model_list = Json(model_list(DEFAULT_MODELS))
             self._steps.clear()
+            self._always.clear()
             self.disconnected.clear()
 
     def _release_all(self) -> None:
@@ -173,17 +189,27 @@ class FakeUpstream:
             self._steps[model].extend(steps)
             self._held.extend(s for s in steps if isinstance(s, Hang) or (isinstance(s, Sse) and s.gates))
 
+    def answer_always(self, step: Any, model: str | None = None) -> None:
+        """Answer every request for ``model`` (None: any model) that finds no queued step with
+        ``step`` (a ``Json``/``Sse``/``Reset`` step, copied for each use, or a callable step)."""
+        with self._lock:
+            self._always[model] = step
+
     def serve_models(self, answer: list[str] | Json) -> None:
         """Answer every ``GET …/models`` from now on with these ids, or with this step."""
         with self._lock:
             self._model_list = answer if isinstance(answer, Json) else Json(model_list(answer))
 
-    def _next_step(self, model: str | None) -> Any:
+    def _next_step(self, model: str | None, request: Recorded) -> Any:
         with self._lock:
-            for key in (model, None):
-                if self._steps.get(key):
-                    return self._steps[key].popleft()
-        return Json(completion(model or "unknown"))
+            step = next((self._steps[key].popleft() for key in (model, None) if self._steps.get(key)), None)
+            if step is None:
+                step = next((self._always[key] for key in (model, None) if key in self._always), None)
+                # A copy: _json consumes a Json step's headers.
+                step = replace(step, headers=dict(step.headers)) if isinstance(step, Json) else step
+        if step is None:
+            return Json(completion(model or "unknown"))
+        return step(request) if _is_callable_step(step) else step
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         upstream = self
@@ -209,13 +235,14 @@ class FakeUpstream:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 headers = {k.lower(): v for k, v in self.headers.items()}
+                recorded = Recorded(self.path, headers, body)
                 with upstream._lock:
-                    upstream.requests.append(Recorded(self.path, headers, body))
+                    upstream.requests.append(recorded)
                 try:
                     model = json.loads(body).get("model")
                 except ValueError:
                     model = None
-                step = upstream._next_step(model)
+                step = upstream._next_step(model, recorded)
                 if isinstance(step, Json):
                     self._json(step)
                 elif isinstance(step, Sse):
