@@ -4,6 +4,7 @@ and leaves the cooldown that /api/admin/status reports; exhaustion answers are h
 from __future__ import annotations
 
 import email.utils
+import time
 
 import pytest
 
@@ -281,6 +282,21 @@ def test_clear_and_verify_probes_and_recools_the_still_failing(api, admin, add_p
     assert (by_name["A"]["ok"], by_name["A"]["status"]) == (False, 503)
     assert (by_name["B"]["ok"], by_name["B"]["status"]) == (True, 200)
     assert upstream.requests[-1].json["max_tokens"] == 1
+    assert [c["name"] for c in admin.get("/status").json()["cooldowns"]] == ["A"]
+
+
+def test_clear_and_verify_gives_each_probe_5_s(api, admin, add_provider, upstream):
+    add_provider(name="A", models=["a"], timeout_ms=30_000)  # the probe does not use this timeout
+    upstream.queue(Json({}, 500))
+    ask(api, model="auto")
+    upstream.queue(Hang())  # A's probe gets no answer
+
+    started = time.monotonic()
+    [result] = admin.post("/cooldowns/verify").json()["results"]
+    waited_s = time.monotonic() - started
+
+    assert (result["name"], result["ok"]) == ("A", False)
+    assert 4.95 <= waited_s < 6.0  # SPEC §5.3: the probe timeout, then the answer at once
     assert [c["name"] for c in admin.get("/status").json()["cooldowns"]] == ["A"]
 
 

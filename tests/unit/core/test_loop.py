@@ -289,6 +289,18 @@ def test_beyond_a_recovered_primary_is_probed_before_the_usable_candidate():
     assert r.upstream.calls == [(1, "m", rules.PROBE_TIMEOUT_MS)]
 
 
+def test_a_probe_waits_5_s_whatever_the_provider_timeout():
+    # SPEC §5.4 states the number: the literal, not rules.PROBE_TIMEOUT_MS, so changing it fails.
+    state = RouterState()
+    state.ledger.record_failure(candidate(1), classify(http(503), T0), T0, CEILING)
+    providers = [provider(1, timeout_ms=30 * S), provider(2, timeout_ms=30 * S)]
+
+    r = run(providers, {1: [TIMEOUT], 2: [ok()]}, state=state, now=T0 + 50 * S)
+
+    assert r.upstream.calls == [(1, "m", 5_000), (2, "m", 30_000)]
+    assert isinstance(r.result, Served) and r.result.candidate.provider.id == 2
+
+
 def test_probe_in_flight_elsewhere_is_not_probed_again():
     state = RouterState()
     cool_all(state, 503)
