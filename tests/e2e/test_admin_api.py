@@ -207,3 +207,17 @@ def test_an_api_token_equal_to_the_admin_token_is_refused(gateway, admin):
     response = admin.put("/tokens", json={"api_token": gateway.admin_token})
 
     assert response.status_code == 400
+
+
+@pytest.mark.parametrize("method", ["PUT", "DELETE"])
+def test_cors_preflight_allows_the_admin_methods_and_is_cached(gateway, method):
+    response = httpx.options(
+        f"{gateway.url}/api/admin/providers/1",
+        headers={"origin": "https://admin.example", "access-control-request-method": method,
+                 "access-control-request-headers": "authorization, content-type"},
+    )
+
+    assert response.status_code == 204
+    allowed = {m.strip() for m in response.headers["access-control-allow-methods"].split(",")}
+    assert {"GET", "POST", "PUT", "DELETE"} <= allowed
+    assert response.headers["access-control-max-age"] == "86400"  # a day: one preflight per page load, not per call
