@@ -116,6 +116,28 @@ def test_every_stream_failing_before_the_first_chunk_is_an_honest_error(api, pai
     assert response.json()["error"]["code"] == "upstream_failed"
 
 
+def test_a_key_echoed_in_a_first_error_event_never_reaches_the_caller(api, add_provider, upstream):
+    # Keys of no known shape (no sk-like prefix, no long random run): redact() cannot see them,
+    # only scrubbing the provider's own key can.
+    keys = ["acct.7:opal-harbor.42", "team/ruby.lantern:9"]
+    for priority, (name, key) in enumerate(zip("AB", keys), 1):
+        add_provider(name=name, priority=priority, models=["m"], api_key=key)
+        upstream.queue(Sse([{"error": {"message": f"key {key} may not use this model", "code": 503}}], done=False))
+
+    response = api.post("/chat/completions", json=STREAM)
+
+    assert response.status_code == 502
+    trail = response.headers["x-fallback-trail"]
+    assert trail == "A/m: upstream_error; B/m: upstream_error"
+    message = response.json()["error"]["message"]
+    assert message.count("may not use this model") == 2  # the upstream's reason is shown, scrubbed
+    assert [r.headers["authorization"] for r in upstream.requests] == [f"Bearer {key}" for key in keys]
+    for key in keys:
+        assert key not in trail
+        assert key not in message
+        assert key not in response.text
+
+
 def test_caller_going_away_cancels_the_upstream(api, pair, upstream):
     release = threading.Event()
     # Far more than socket buffers hold (~20 MB): writes only go on while someone reads, so the
