@@ -228,6 +228,16 @@ def test_editing_a_provider_clears_its_cooldown(api, admin, pair, upstream):
     assert ask(api, model="auto").headers["x-routed-via"] == "A/m"
 
 
+def test_editing_a_provider_clears_its_speed_memory(api, admin, add_provider):
+    provider = add_provider(name="A", models=["x", "y"])
+    ask(api, model="y")  # y answers: known and reliable, it now goes before x, which has no data
+    assert ask(api, model="auto").headers["x-routed-via"] == "A/y"
+
+    admin.put(f"/providers/{provider['id']}", json={"priority": 1}).raise_for_status()
+
+    assert ask(api, model="auto").headers["x-routed-via"] == "A/x"  # the configured order again
+
+
 def test_recovered_primary_gets_traffic_back_before_its_cooldown_ends(gateway, api, admin, pair, upstream):
     upstream.queue(Json({}, 500))
     assert ask(api, model="auto").headers["x-routed-via"] == "B/m"  # A cools for 90 s
