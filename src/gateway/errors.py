@@ -4,7 +4,7 @@ Every class carries the HTTP status and the OpenAI error ``type``/``code`` it an
 (as h11's ``error_status_hint``), so whose fault it is travels with the error::
 
     GatewayError                      any error answered in the OpenAI format
-    ├── AuthenticationError           401 authentication_error
+    ├── AuthenticationError           401 authentication_error / invalid_api_key
     ├── InvalidRequestError           400 invalid_request_error (names the field)
     │   └── BodyTooLargeError         413
     ├── NotFoundError                 404
@@ -79,13 +79,13 @@ class GatewayError(Exception):
 
 
 class AuthenticationError(GatewayError):
-    """401. The API's answer has no ``code`` (SPEC §2.1 spells the body out); the admin API's
-    says ``invalid_admin_token``."""
+    """401. The API's answer is SPEC §2.1's body plus OpenAI's own code for it,
+    ``invalid_api_key``; the admin API's says ``invalid_admin_token``."""
 
     status = 401
     type = "authentication_error"
 
-    def __init__(self, message: str = "Invalid API key", code: str | None = None) -> None:
+    def __init__(self, message: str = "Invalid API key", code: str = "invalid_api_key") -> None:
         super().__init__(message, code=code)
 
 

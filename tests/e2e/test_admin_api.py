@@ -79,6 +79,14 @@ SECRET = "sk-must-not-be-echoed-123456"
             {"name": "n", "base_url": "http://x", "api_key": "k", "models": ["m"], "colour": "red"}, "colour",
             id="unknown-field",
         ),
+        pytest.param(
+            {"name": "n", "base_url": "http://user:sk-must-not-be-echoed-123456@x/v1", "api_key": "k", "models": ["m"]},
+            "base_url", id="password-in-base-url",
+        ),
+        pytest.param(
+            {"name": "evil\r\nX-Injected: 1", "base_url": "http://x", "api_key": "k", "models": ["m"]}, "name",
+            id="line-break-in-name",
+        ),
     ],
 )
 def test_invalid_provider_is_400_naming_the_field(admin, body, field):
@@ -91,6 +99,20 @@ def test_invalid_provider_is_400_naming_the_field(admin, body, field):
     error = response.json()["error"]
     assert (error["param"], error["type"], error["code"]) == (field, "invalid_request_error", "invalid_request")
     assert SECRET not in response.text
+
+
+def test_a_credential_in_base_url_is_refused_pointing_at_the_key_field(admin, add_provider):
+    provider = add_provider()
+    url = "https://me:sk-in-the-url-0123456789@api.example/v1"
+
+    created = admin.post("/providers", json={"name": "n", "base_url": url, "api_key": "k", "models": ["m"]})
+    updated = admin.put(f"/providers/{provider['id']}", json={"base_url": url})
+
+    for response in (created, updated):
+        assert response.status_code == 400
+        error = response.json()["error"]
+        assert error["param"] == "base_url" and "api_key" in error["message"]
+        assert "sk-in-the-url" not in response.text
 
 
 @pytest.mark.parametrize("provider_id", ["999999999999999999999", "9007199254740993"])

@@ -43,7 +43,10 @@ def test_bad_credentials_are_401(chat_url, admin, headers):
     response = httpx.post(chat_url, json=BODY, headers=headers)
 
     assert response.status_code == 401
-    assert response.json() == {"error": {"message": "Invalid API key", "type": "authentication_error"}}
+    # SPEC §2.1's body, plus the code OpenAI itself sends (the admin API's 401 has one too).
+    assert response.json() == {
+        "error": {"message": "Invalid API key", "type": "authentication_error", "code": "invalid_api_key"}
+    }
 
 
 def test_first_non_empty_header_wins(gateway, chat_url, add_provider):

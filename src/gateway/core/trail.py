@@ -6,6 +6,8 @@
   (whole entries are dropped into the ``+N more`` count until it fits).
 - Header values must be ASCII (RFC 9110 §5.5): anything but printable ASCII, control characters
   included, is percent-encoded as UTF-8.
+- In the trail, ``;`` separates entries: a ``;`` in a provider or model name is written ``%3B``
+  (and a ``%`` is written ``%25``, so every name reads back unambiguously).
 """
 
 from __future__ import annotations
@@ -50,11 +52,19 @@ def attempts_header(trail: Trail) -> str | None:
     return str(len(trail)) if trail else None
 
 
+def _in_trail(name: str) -> str:
+    return header_safe(name.replace("%", "%25").replace(";", "%3B"))
+
+
+def _trail_label(entry: TrailEntry) -> str:
+    return f"{_in_trail(entry.provider)}/{_in_trail(entry.model)}: {entry.failure.kind}"
+
+
 def trail_header(trail: Trail) -> str | None:
     """The ``X-Fallback-Trail`` value, or None when no attempt failed."""
     if not trail:
         return None
-    labels = [header_safe(entry.label) for entry in trail[: rules.TRAIL_MAX_ENTRIES]]
+    labels = [_trail_label(entry) for entry in trail[: rules.TRAIL_MAX_ENTRIES]]
     hidden = len(trail) - len(labels)
     while True:
         more = f"+{hidden} more" if hidden else ""

@@ -3,7 +3,9 @@ silently ignored; types are strict."""
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -26,6 +28,19 @@ def _base_url(value: str) -> str:
     scheme, sep, rest = value.partition("://")
     if not sep or scheme.lower() not in ("http", "https") or not rest or any(c.isspace() for c in rest):
         raise ValueError("must be an http:// or https:// URL")
+    # A password in the URL would be shown wherever the URL is (listing, page); keys are sealed.
+    if "@" in urlsplit(value).netloc:
+        raise ValueError(
+            "must not contain a user name or password (user:pass@host); put the credential in the "
+            "api_key field"
+        )
+    return value
+
+
+def _name(value: str) -> str:
+    # A name goes into headers (X-Routed-Via, X-Fallback-Trail): no line breaks or other controls.
+    if any(unicodedata.category(c) == "Cc" for c in value):
+        raise ValueError("must not contain control characters (line breaks, tabs)")
     return value
 
 
@@ -38,7 +53,7 @@ def _models(value: list[str]) -> list[str]:
 
 BaseUrl = Annotated[str, AfterValidator(_base_url)]
 Models = Annotated[list[str], Field(min_length=1), AfterValidator(_models)]
-Name = Annotated[str, Field(min_length=1, max_length=100)]
+Name = Annotated[str, Field(min_length=1, max_length=100), AfterValidator(_name)]
 Platform = Annotated[str, Field(min_length=1, max_length=64)]
 TimeoutMs = Annotated[int, Field(gt=0, le=600_000)]
 # Integers cross to D1 as JS numbers: beyond 2**53 they would become BigInts, which D1 refuses.

@@ -68,3 +68,15 @@ def test_trail_encodes_non_ascii_names():
 
     assert header == "%E6%99%BA%E8%B0%B1/glm-4: rate_limited"
     assert header.isascii()
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "expected"),
+    [
+        pytest.param("a;b", "m", "a%3Bb/m: rate_limited", id="semicolon-in-name"),
+        pytest.param("p", "m;x", "p/m%3Bx: rate_limited", id="semicolon-in-model"),
+        pytest.param("50%", "m", "50%25/m: rate_limited", id="percent-so-it-reads-back"),
+    ],
+)
+def test_trail_escapes_its_separator_in_names(provider, model, expected):
+    assert trail_header((entry(provider, model), entry("next", "m"))) == f"{expected}; next/m: rate_limited"

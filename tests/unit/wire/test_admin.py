@@ -6,6 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from gateway.wire.admin import ProviderCreate, ProviderUpdate, TokensUpdate
+from gateway.wire.validation import describe
 
 VALID = {"name": "groq", "base_url": "https://api.groq.com/openai/v1/", "api_key": "k", "models": [" a ", "b", "a"]}
 
@@ -38,6 +39,33 @@ def test_update_knows_which_fields_were_sent():
     body = ProviderUpdate.model_validate({"timeout_ms": None, "priority": 3})
 
     assert body.model_fields_set == {"timeout_ms", "priority"}
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        pytest.param({"base_url": "http://me:s3cr3t@host/v1"}, "api_key", id="password-in-url"),
+        pytest.param({"base_url": "https://s3cr3t@host/v1"}, "api_key", id="user-in-url"),
+        pytest.param({"name": "a\r\nX-Injected: 1"}, "control characters", id="crlf-in-name"),
+        pytest.param({"name": "a\tb"}, "control characters", id="tab-in-name"),
+    ],
+)
+def test_refused_provider_fields_say_why(change, says):
+    with pytest.raises(ValidationError) as raised:
+        ProviderCreate.model_validate({**VALID, **change})
+
+    param, message = describe(raised.value)
+    assert param == next(iter(change)) and says in message
+    assert "s3cr3t" not in message
+
+
+def test_an_at_sign_in_the_path_is_not_userinfo():
+    assert ProviderCreate.model_validate({**VALID, "base_url": "https://host/v1/@scope"}).base_url == "https://host/v1/@scope"
+
+
+def test_a_semicolon_in_a_name_is_allowed():
+    # The trail escapes it (core/trail.py); only control characters are refused.
+    assert ProviderCreate.model_validate({**VALID, "name": "a;b"}).name == "a;b"
 
 
 @pytest.mark.parametrize("token", ["short", "x" * 15])
