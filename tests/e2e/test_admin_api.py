@@ -166,10 +166,41 @@ def test_settings_report_value_and_source(gateway, admin):
     assert admin.get("/settings").json()["settings"]["routing_cooldown_ceiling_ms"]["source"] == "default"
 
 
-def test_settings_out_of_range_are_clamped(admin):
-    response = admin.put("/settings", json={"routing_cooldown_ceiling_ms": 5})
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        pytest.param({"routing_cooldown_ceiling_ms": 5}, "an integer from 60000 to 86400000", id="ceiling-too-low"),
+        pytest.param({"stream_stall_ms": -1}, "an integer from 250 to 600000", id="stall-negative"),
+        pytest.param({"STREAM_STALL_MS": 600_001}, "an integer from 250 to 600000", id="stall-too-high-env-name"),
+    ],
+)
+def test_settings_out_of_range_are_refused_with_the_range(admin, body, says):
+    response = admin.put("/settings", json=body)
 
-    assert response.json()["settings"]["routing_cooldown_ceiling_ms"] == {"value": 60_000, "source": "d1"}
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["param"], error["type"]) == (next(iter(body)), "invalid_request_error")
+    assert says in error["message"]
+    assert admin.get("/settings").json()["settings"]["stream_stall_ms"]["source"] == "default"
+
+
+def test_settings_take_the_env_spelling_too(admin):
+    response = admin.put("/settings", json={"STREAM_STALL_MS": 5000, "max_body_bytes": 4096})
+
+    assert response.status_code == 200
+    settings = response.json()["settings"]
+    assert settings["stream_stall_ms"] == {"value": 5000, "source": "d1"}
+    assert settings["max_body_bytes"] == {"value": 4096, "source": "d1"}
+
+    admin.put("/settings", json={"STREAM_STALL_MS": None}).raise_for_status()
+    assert admin.get("/settings").json()["settings"]["stream_stall_ms"]["source"] == "default"
+
+
+def test_a_setting_named_twice_is_refused(admin):
+    response = admin.put("/settings", json={"stream_stall_ms": 5000, "STREAM_STALL_MS": 6000})
+
+    assert response.status_code == 400
+    assert "given twice" in response.json()["error"]["message"]
 
 
 @pytest.mark.parametrize(
@@ -186,6 +217,12 @@ def test_invalid_settings_are_400(admin, body, field):
 
     assert response.status_code == 400
     assert response.json()["error"]["param"] == field
+
+
+def test_an_unknown_setting_names_both_names_of_every_setting(admin):
+    message = admin.put("/settings", json={"stall": 1}).json()["error"]["message"]
+
+    assert "stream_stall_ms (STREAM_STALL_MS)" in message
 
 
 def test_changing_tokens_switches_both_at_once(gateway, admin, add_provider):

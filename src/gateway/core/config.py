@@ -5,7 +5,10 @@ Rules (SPEC §2.3, §5.2, §7):
 - It is reused for ``CONFIG_TTL_MS``; an admin write invalidates it in the isolate that served it.
 - A snapshot with no provider is never kept: the next request reads D1 again.
 - For each setting the D1 row wins over the env var, which wins over the default; a value that is
-  not valid is skipped so the next source applies. Numbers out of a clamped range are clamped.
+  not valid is skipped so the next source applies. Numbers out of a clamped range are clamped
+  when read; the admin API refuses them instead (``parse_setting(..., clamp=False)``).
+- A setting has two names: its D1 key (``stream_stall_ms``) and its env var (``STREAM_STALL_MS``);
+  the admin API takes either (``SETTINGS_BY_NAME``).
 - Tokens: the ``api_token``/``admin_token`` rows win over the ``API_TOKEN``/``ADMIN_TOKEN`` secrets.
 - ``env`` is the Worker's variables as strings (settings' names, the tokens, ``ENCRYPTION_KEY``).
 """
@@ -25,6 +28,7 @@ __all__ = [
     "Provider",
     "SETTINGS",
     "SETTINGS_BY_KEY",
+    "SETTINGS_BY_NAME",
     "SealedKey",
     "Setting",
     "Settings",
@@ -83,6 +87,13 @@ class Setting:
     minimum: int = 0
     clamp: tuple[int, int] | None = None
 
+    @property
+    def expected(self) -> str:
+        """What a valid value is, in words (for the admin API's 400)."""
+        if self.clamp is not None:
+            return f"an integer from {self.clamp[0]} to {self.clamp[1]}"
+        return f"an integer >= {self.minimum}"
+
 
 SETTINGS: tuple[Setting, ...] = (
     Setting(
@@ -106,13 +117,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_body_bytes", "MAX_BODY_BYTES", rules.DEFAULT_MAX_BODY_BYTES, minimum=1),
 )
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
+# Both names of every setting: the D1 key and the env var.
+SETTINGS_BY_NAME = {**SETTINGS_BY_KEY, **{s.env: s for s in SETTINGS}}
 
 
-def parse_setting(setting: Setting, raw: object) -> int | None:
+def parse_setting(setting: Setting, raw: object, *, clamp: bool = True) -> int | None:
     """The value of ``raw`` for ``setting``, or None when it is not valid.
 
     Accepts ints and decimal strings (D1 stores text, env vars are strings); booleans and
-    fractions are not valid.
+    fractions are not valid. Out of a clamped setting's range, the value is clamped, or with
+    ``clamp=False`` not valid.
     """
     if isinstance(raw, bool):
         return None
@@ -124,6 +138,8 @@ def parse_setting(setting: Setting, raw: object) -> int | None:
         return None
     if setting.clamp is not None:
         low, high = setting.clamp
+        if not clamp:
+            return value if low <= value <= high else None
         return min(max(value, low), high)
     return value if value >= setting.minimum else None
 

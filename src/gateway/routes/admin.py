@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway import isolate
-from gateway.core.config import SETTINGS_BY_KEY, Config, Provider, parse_setting
+from gateway.core.config import SETTINGS, SETTINGS_BY_NAME, Config, Provider, parse_setting
 from gateway.core.tokens import hint, token_matches
 from gateway.errors import CryptoError, InvalidRequestError, NotFoundError
 from gateway.responses import json_response
@@ -147,14 +147,20 @@ async def put_settings(call: Call) -> JsResponse:
     if not isinstance(data, dict):
         raise InvalidRequestError("The request body must be a JSON object.", param="body")
     parsed: dict[str, int | None] = {}
-    for key, value in data.items():
-        setting = SETTINGS_BY_KEY.get(key)
+    for name, value in data.items():
+        setting = SETTINGS_BY_NAME.get(name)
         if setting is None:
-            raise InvalidRequestError(f"Unknown setting '{key}'.", param=key)
-        parsed[key] = None if value is None else parse_setting(setting, value)
-        if value is not None and parsed[key] is None:
+            known = ", ".join(f"{s.key} ({s.env})" for s in SETTINGS)
+            raise InvalidRequestError(f"Unknown setting '{name}'. The settings are: {known}.", param=name)
+        if setting.key in parsed:
             raise InvalidRequestError(
-                f"Invalid value for '{key}': an integer >= {setting.minimum} is expected.", param=key
+                f"The setting '{setting.key}' is given twice (as {setting.key} and {setting.env}).",
+                param=name,
+            )
+        parsed[setting.key] = None if value is None else parse_setting(setting, value, clamp=False)
+        if value is not None and parsed[setting.key] is None:
+            raise InvalidRequestError(
+                f"Invalid value for '{name}': {setting.expected} is expected.", param=name
             )
     for key, value in parsed.items():
         if value is None:

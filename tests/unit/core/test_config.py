@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.core import rules
-from gateway.core.config import SETTINGS_BY_KEY, ConfigCache, build_config, parse_setting
+from gateway.core.config import SETTINGS_BY_KEY, SETTINGS_BY_NAME, ConfigCache, build_config, parse_setting
 from support.factories import provider
 
 CEILING = "routing_cooldown_ceiling_ms"
@@ -50,6 +50,30 @@ def test_setting_precedence(rows, env, value, source):
 )
 def test_parse_setting(key, raw, expected):
     assert parse_setting(SETTINGS_BY_KEY[key], raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "expected"),
+    [
+        ("stream_stall_ms", -1, None),
+        ("stream_stall_ms", 249, None),
+        ("stream_stall_ms", 250, 250),
+        ("stream_stall_ms", 600_000, 600_000),
+        ("stream_stall_ms", 600_001, None),
+        ("routing_cooldown_ceiling_ms", 5, None),
+        ("max_consecutive_upstream_fails", -1, None),
+        ("max_consecutive_upstream_fails", 7, 7),
+    ],
+)
+def test_parse_setting_without_clamping_refuses_out_of_range(key, raw, expected):
+    assert parse_setting(SETTINGS_BY_KEY[key], raw, clamp=False) == expected
+
+
+def test_every_setting_has_both_names():
+    assert SETTINGS_BY_NAME["STREAM_STALL_MS"] is SETTINGS_BY_NAME["stream_stall_ms"]
+    assert len(SETTINGS_BY_NAME) == 2 * len(SETTINGS_BY_KEY)
+    assert SETTINGS_BY_KEY["stream_stall_ms"].expected == "an integer from 250 to 600000"
+    assert SETTINGS_BY_KEY["max_body_bytes"].expected == "an integer >= 1"
 
 
 def test_token_rows_win_over_env_secrets():
