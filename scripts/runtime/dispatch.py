@@ -6,6 +6,7 @@ through ``introspection.wrapper_func``: arguments through ``python_from_rpc``, t
 """
 
 import importlib
+import sys
 
 from pyodide.code import relaxed_call
 from workers import WorkerEntrypoint, python_from_rpc, python_to_rpc
@@ -23,3 +24,17 @@ async def dispatch(ctx, env, request):
     instance = _entrypoint(ctx, env)
     response = await relaxed_call(instance.fetch, python_from_rpc(request))
     return python_to_rpc(response)
+
+
+# The Worker's secrets, as the local runtime passes them in ``env``.
+_CREDENTIALS = ("ADMIN_TOKEN", "API_TOKEN", "ENCRYPTION_KEY")
+
+
+def warn_about_credentials(env) -> None:
+    """Print a warning per unusable secret in ``env``, before the first request: the rule is the
+    Worker's own (``gateway.core.credentials``), by which it answers 503 or 500."""
+    from gateway.core.credentials import problems
+
+    values = {name: str(getattr(env, name)) for name in _CREDENTIALS if getattr(env, name, None)}
+    for problem in problems(values):
+        print(f"warning: {problem}", file=sys.stderr)

@@ -139,10 +139,6 @@ async function main() {
   // LOCAL_RUNTIME_TRACE_D1=1 logs each D1 statement to stderr: the tests count them.
   const trace = process.env.LOCAL_RUNTIME_TRACE_D1 === "1" ? (sql) => console.error(`[d1] ${sql}`) : undefined;
   const env = workerVars(path.resolve(values["env-file"]));
-  const missing = ["ADMIN_TOKEN", "API_TOKEN", "ENCRYPTION_KEY"].filter((name) => !(name in env));
-  if (missing.length) {
-    console.error(`warning: ${missing.join(", ")} not set (see .dev.vars.example); the Worker answers 401/500 without them`);
-  }
   // The database (migrations, then Miniflare) and Python start side by side; the binding joins
   // `env` before the first request is accepted.
   const [d1, { dispatch }] = await Promise.all([

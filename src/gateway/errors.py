@@ -11,6 +11,7 @@ Every class carries the HTTP status and the OpenAI error ``type``/``code`` it an
     ├── MethodNotAllowedError         405
     ├── ConflictError                 409
     ├── NoProvidersError              503 no_providers_configured
+    ├── TokenNotConfiguredError       503 token_not_configured (unset, placeholder or short token)
     ├── ProviderError                 502 provider_error (a platform call of the admin API failed)
     ├── RoutingError                  the fallback loop's answer when nothing served (SPEC §4):
     │                                 status and type from the outcome, 429s with retryAtMs
@@ -40,6 +41,7 @@ __all__ = [
     "RoutingError",
     "ShellError",
     "StorageError",
+    "TokenNotConfiguredError",
     "error_body",
 ]
 
@@ -127,6 +129,15 @@ class NoProvidersError(GatewayError):
         super().__init__(
             "No provider is configured. Add one in the config page or with POST /api/admin/providers."
         )
+
+
+class TokenNotConfiguredError(GatewayError):
+    """503: the token that guards this surface is not set, a placeholder or too short
+    (``core.credentials``), so nothing is served with it; the message names what to set."""
+
+    status = 503
+    type = "service_unavailable"
+    code = "token_not_configured"
 
 
 class ProviderError(GatewayError):

@@ -333,6 +333,26 @@ def test_missing_tokens_stop_before_any_call(project: Project, missing: tuple[st
     assert project.config.read_text() == WRANGLER_JSONC
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("ADMIN_TOKEN", "change-me-admin-token", "is a placeholder"),  # .dev.vars.example's
+        ("API_TOKEN", "change-me-api-token", "is a placeholder"),
+        ("API_TOKEN", "q" * 15, "is shorter than 16 characters"),
+    ],
+    ids=["example-admin", "example-api", "15-chars"],
+)
+def test_an_unusable_token_is_refused_before_any_call(
+    project: Project, name: str, value: str, says: str
+) -> None:
+    result = project.deploy(**{name: value})
+
+    assert result.code != 0
+    assert result.calls == []
+    assert f"{name} {says}" in result.stderr
+    assert value not in result.stdout + result.stderr
+
+
 def test_one_token_for_both_roles_is_refused_before_any_call(project: Project) -> None:
     result = project.deploy(API_TOKEN=ADMIN_TOKEN)
 

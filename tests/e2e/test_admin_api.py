@@ -252,6 +252,7 @@ def test_changing_tokens_switches_both_at_once(gateway, admin, add_provider):
     "body",
     [
         pytest.param({"api_token": "tiny-secret"}, id="too-short"),
+        pytest.param({"api_token": "change-me-api-token-but-long"}, id="placeholder"),
         pytest.param({"api_token": "same-secret-0123456789", "admin_token": "same-secret-0123456789"}, id="equal"),
     ],
 )

@@ -187,7 +187,8 @@ class Config:
     """One consistent view of the configuration. ``providers`` are in priority order (ties by id).
 
     ``plain_keys`` memoises decrypted provider keys for the snapshot's lifetime, keyed by
-    provider id, so a warm request does no WebCrypto work either.
+    provider id, so a warm request does no WebCrypto work either. ``token_rows``: which of
+    ``TOKEN_KEYS`` came from a D1 row (else the token is the env secret's).
     """
 
     providers: tuple[Provider, ...]
@@ -197,6 +198,7 @@ class Config:
     admin_token: str | None
     loaded_at_ms: int
     encryption_key: str | None = field(default=None, repr=False)
+    token_rows: frozenset[str] = frozenset()
     plain_keys: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -217,6 +219,7 @@ def build_config(
         admin_token=rows.get("admin_token") or env.get("ADMIN_TOKEN") or None,
         loaded_at_ms=now_ms,
         encryption_key=env.get("ENCRYPTION_KEY") or None,
+        token_rows=frozenset(key for key in TOKEN_KEYS if rows.get(key)),
     )
 
 

@@ -1,7 +1,8 @@
 """The admin JSON API under ``/api/admin`` (SPEC §8.2), behind the admin token.
 
 Reads go to D1 directly (the admin sees what is stored, not a snapshot); every write
-invalidates the isolate's configuration snapshot.
+invalidates the isolate's configuration snapshot. A setting is named by its D1 key or its env
+var and must be in its range; a new token must be usable (``core/credentials.py``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 
 from gateway import isolate
 from gateway.core.config import SETTINGS, SETTINGS_BY_NAME, Config, Provider, parse_setting
+from gateway.core.credentials import MIN_TOKEN_LENGTH, token_problem
 from gateway.core.tokens import hint, token_matches
 from gateway.errors import CryptoError, InvalidRequestError, NotFoundError
 from gateway.responses import json_response
@@ -175,6 +177,14 @@ async def put_tokens(call: Call) -> JsResponse:
     config = await admin_config(call)
     _, data = await read_json(call.request, ADMIN_BODY_LIMIT)
     body = validate(TokensUpdate, data)
+    for field, value in (("api_token", body.api_token), ("admin_token", body.admin_token)):
+        problem = None if value is None else token_problem(value)
+        if problem is not None:
+            raise InvalidRequestError(
+                f"Invalid value for '{field}': the new token {problem}; use a random secret of "
+                f"{MIN_TOKEN_LENGTH}+ characters.",
+                param=field,
+            )
     api_token = body.api_token or config.api_token
     admin_token = body.admin_token or config.admin_token
     if token_matches(api_token, admin_token):

@@ -1,26 +1,50 @@
 """Who may call what (SPEC §2.1, §8.2): the API token on /v1, the admin token on /api/admin.
 
-Neither token is ever accepted where the other is expected, even if both were set to the same
-value."""
+- Neither token is ever accepted where the other is expected, even if both were set to the same
+  value.
+- A surface whose token is not set, a placeholder or too short (``core.credentials``) is not
+  served at all: 503 naming what to set, whatever the caller presented.
+"""
 
 from __future__ import annotations
 
 from gateway.core.config import Config
+from gateway.core.credentials import MIN_TOKEN_LENGTH, token_problem
 from gateway.core.tokens import presented_token, token_matches
-from gateway.errors import AuthenticationError
+from gateway.errors import AuthenticationError, TokenNotConfiguredError
 from gateway.shell.http import IncomingRequest
 from gateway.wire.headers import TOKEN_HEADERS
 
 __all__ = ["require_admin", "require_api"]
 
 
+def _require_usable(config: Config, token: str | None, variable: str, row: str) -> None:
+    problem = token_problem(token)
+    if problem is None:
+        return
+    if row in config.token_rows:
+        raise TokenNotConfiguredError(
+            f"The '{row}' row of the D1 settings table (it wins over {variable}) {problem}. Delete "
+            f"it: npx wrangler d1 execute freellmapi-worker-db --remote --command "
+            f"\"DELETE FROM settings WHERE key = '{row}'\""
+        )
+    raise TokenNotConfiguredError(
+        f"{variable} {problem}. Set {variable} to a random secret of {MIN_TOKEN_LENGTH}+ characters "
+        f"(npx wrangler secret put {variable}; locally in .dev.vars) and restart."
+    )
+
+
 def require_api(request: IncomingRequest, config: Config) -> None:
+    """Raises ``TokenNotConfiguredError`` (503) or ``AuthenticationError`` (401)."""
+    _require_usable(config, config.api_token, "API_TOKEN", "api_token")
     token = presented_token(request.header, TOKEN_HEADERS)
     if not token_matches(token, config.api_token) or token_matches(token, config.admin_token):
         raise AuthenticationError()
 
 
 def require_admin(request: IncomingRequest, config: Config) -> None:
+    """Raises ``TokenNotConfiguredError`` (503) or ``AuthenticationError`` (401)."""
+    _require_usable(config, config.admin_token, "ADMIN_TOKEN", "admin_token")
     token = presented_token(request.header, ("authorization",))
     if not token_matches(token, config.admin_token) or token_matches(token, config.api_token):
         raise AuthenticationError("Invalid admin token", code="invalid_admin_token")

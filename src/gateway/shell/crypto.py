@@ -17,6 +17,7 @@ import js
 from pyodide.ffi import JsException, to_js
 
 from gateway.core.config import SealedKey
+from gateway.core.credentials import key_problem
 from gateway.errors import CryptoError
 
 if TYPE_CHECKING:
@@ -26,7 +27,6 @@ __all__ = ["open_sealed", "seal"]
 
 IV_BYTES = 16
 TAG_BYTES = 16
-KEY_HEX_CHARS = 64
 
 # (SHA-256 of the key text, imported key): re-imported only if ENCRYPTION_KEY changes.
 _imported: tuple[bytes, CryptoKey] | None = None
@@ -37,17 +37,10 @@ def _js_object(**entries: object):
 
 
 def _raw_key(key_hex: str | None) -> bytes:
-    if not key_hex:
-        raise CryptoError("ENCRYPTION_KEY is not set: provider keys cannot be stored or read.")
-    try:
-        raw = bytes.fromhex(key_hex.strip())
-    except ValueError:
-        raw = b""
-    if len(key_hex.strip()) != KEY_HEX_CHARS or len(raw) != KEY_HEX_CHARS // 2:
-        raise CryptoError(
-            f"ENCRYPTION_KEY must be {KEY_HEX_CHARS} hex characters (32 bytes); the one set is not."
-        )
-    return raw
+    problem = key_problem(key_hex)
+    if key_hex is None or problem is not None:
+        raise CryptoError(f"ENCRYPTION_KEY {problem}: provider keys cannot be stored or read.")
+    return bytes.fromhex(key_hex.strip())
 
 
 async def _key(key_hex: str | None) -> CryptoKey:

@@ -11,7 +11,6 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 __all__ = [
     "MAX_ID",
-    "MIN_TOKEN_LENGTH",
     "ModelsFetchByProvider",
     "ModelsFetchByUrl",
     "ProviderCreate",
@@ -19,7 +18,6 @@ __all__ = [
     "TokensUpdate",
 ]
 
-MIN_TOKEN_LENGTH = 16
 MAX_ID = 2**53 - 1  # the largest integer a JS number holds exactly
 
 
@@ -90,8 +88,10 @@ class ProviderUpdate(_Body):
 
 
 class TokensUpdate(_Body):
-    api_token: str | None = Field(default=None, min_length=MIN_TOKEN_LENGTH, max_length=512)
-    admin_token: str | None = Field(default=None, min_length=MIN_TOKEN_LENGTH, max_length=512)
+    """What makes a token usable is ``core.credentials``' rule, checked by the route."""
+
+    api_token: str | None = Field(default=None, max_length=512)
+    admin_token: str | None = Field(default=None, max_length=512)
 
 
 class ModelsFetchByUrl(_Body):

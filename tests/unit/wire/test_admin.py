@@ -68,7 +68,6 @@ def test_a_semicolon_in_a_name_is_allowed():
     assert ProviderCreate.model_validate({**VALID, "name": "a;b"}).name == "a;b"
 
 
-@pytest.mark.parametrize("token", ["short", "x" * 15])
-def test_tokens_need_sixteen_characters(token):
-    with pytest.raises(ValidationError):
-        TokensUpdate.model_validate({"api_token": token})
+def test_token_length_is_not_judged_here():
+    # The route applies core.credentials' rule (placeholder, 16+ characters): one place.
+    assert TokensUpdate.model_validate({"api_token": "short"}).api_token == "short"
