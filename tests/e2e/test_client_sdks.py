@@ -139,6 +139,17 @@ def test_anthropic_stream_with_parallel_tool_calls(claude, provider, upstream):
     assert final.usage.output_tokens == 7
 
 
+def test_anthropic_stream_puts_reasoning_in_a_thinking_block(claude, provider, upstream):
+    upstream.queue(answer(MODEL, stream=True, reasoning="The user greets me.", text="Hello!"))
+
+    with claude.messages.stream(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "hi"}]) as stream:
+        final = stream.get_final_message()
+
+    assert [b.type for b in final.content] == ["thinking", "text"]
+    assert final.content[0].thinking == "The user greets me."
+    assert final.content[1].text == "Hello!"
+
+
 def test_anthropic_count_tokens_needs_no_upstream(claude, provider, upstream):
     counted = claude.messages.count_tokens(
         model=MODEL, system="Be brief.", tools=[ANTHROPIC_WEATHER],
@@ -253,6 +264,17 @@ def test_responses_stream_with_function_calls(oai, provider, upstream):
     function_calls = [item for item in final.output if item.type == "function_call"]
     assert [json.loads(c.arguments) for c in function_calls] == [PARIS, TOKYO]
     assert len({c.call_id for c in function_calls}) == 2
+
+
+def test_responses_stream_puts_reasoning_in_a_reasoning_item(oai, provider, upstream):
+    upstream.queue(answer(MODEL, stream=True, reasoning="The user greets me.", text="Hello!"))
+
+    with oai.responses.stream(model=MODEL, input="hi") as stream:
+        final = stream.get_final_response()
+
+    assert [item.type for item in final.output] == ["reasoning", "message"]
+    assert "The user greets me." in final.output[0].model_dump_json()
+    assert final.output_text == "Hello!"
 
 
 def test_responses_stream_fails_over_before_it_starts(oai, two_providers, upstream):
@@ -394,6 +416,18 @@ def test_gemini_models_list_and_get(gateway, add_provider, api_version):
 
     assert {"models/m1", "models/m2"} <= set(names)
     assert one.name == "models/m2"
+
+
+def test_gemini_keeps_reasoning_out_of_the_answer(gateway, provider, upstream):
+    """Reasoning is dropped or sent as ``thought`` parts (Gemini's own place for it), never as answer text."""
+    upstream.queue(answer(MODEL, stream=True, reasoning="The user greets me.", text="Hello!"))
+    client = gemini_client(gateway, "v1beta")
+
+    chunks = list(client.models.generate_content_stream(model=MODEL, contents="hi"))
+
+    parts = [p for c in chunks if c.candidates for p in (c.candidates[0].content.parts or [])]
+    assert "".join(p.text for p in parts if p.text and not p.thought) == "Hello!"
+    assert "".join(p.text for p in parts if p.text and p.thought) in ("", "The user greets me.")
 
 
 def test_gemini_stream_fails_over_before_it_starts(gateway, two_providers, upstream):
