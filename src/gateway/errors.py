@@ -12,6 +12,7 @@ Every class carries the HTTP status and the OpenAI error ``type``/``code`` it an
     ├── ConflictError                 409
     ├── NoProvidersError              503 no_providers_configured
     ├── TokenNotConfiguredError       503 token_not_configured (unset, placeholder or short token)
+    ├── LoopDetectedError             508 loop_detected (the request passed here before: ``hop``)
     ├── ProviderError                 502 provider_error (a platform call of the admin API failed)
     ├── RoutingError                  the fallback loop's answer when nothing served (SPEC §4):
     │                                 status and type from the outcome, 429s with retryAtMs
@@ -34,6 +35,7 @@ __all__ = [
     "CryptoError",
     "GatewayError",
     "InvalidRequestError",
+    "LoopDetectedError",
     "MethodNotAllowedError",
     "NoProvidersError",
     "NotFoundError",
@@ -138,6 +140,15 @@ class TokenNotConfiguredError(GatewayError):
     status = 503
     type = "service_unavailable"
     code = "token_not_configured"
+
+
+class LoopDetectedError(GatewayError):
+    """508 (RFC 5842 §7.2): the request already passed through this gateway, or through too many
+    (``core.hop``). Surfaces render it in their own error shape."""
+
+    status = 508
+    type = "invalid_request_error"
+    code = "loop_detected"
 
 
 class ProviderError(GatewayError):

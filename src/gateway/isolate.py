@@ -7,11 +7,13 @@ safe to lose at any time: everything here is rebuilt from D1 and env.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.core.config import SETTINGS, Config, ConfigCache, build_config
+from gateway.core.hop import DEPLOYMENT_ID_KEY
 from gateway.core.loop import Clock
 from gateway.core.state import RouterState
 from gateway.shell import d1
@@ -61,14 +63,25 @@ def _env_values(env: Any) -> dict[str, str]:
     return values
 
 
+async def _deployment_id(db: Any, rows: dict[str, str]) -> str:
+    """This deployment's id for the loop guard (``core/hop.py``): the D1 row, made on the first
+    request of a new deployment (a random id, drawn at request time, never at import)."""
+    stored = rows.get(DEPLOYMENT_ID_KEY)
+    if stored:
+        return stored
+    return await d1.claim_setting(db, DEPLOYMENT_ID_KEY, secrets.token_hex(8))
+
+
 async def load_config(env: Any) -> Config:
-    """The isolate's snapshot: cached for its TTL (no D1 query), else read from D1 in one batch."""
+    """The isolate's snapshot: cached for its TTL (no D1 query), else read from D1 in one batch
+    (plus one more, once per deployment, to make its id)."""
     state = current()
     now = now_ms()
     config = state.configs.get(now)
     if config is None:
         generation = state.configs.generation
         providers, rows = await d1.load_config_rows(env.DB)
+        rows[DEPLOYMENT_ID_KEY] = await _deployment_id(env.DB, rows)
         config = build_config(providers, rows, _env_values(env), now)
         state.configs.put(config, generation)
     return config

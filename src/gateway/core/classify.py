@@ -3,8 +3,10 @@
 Rules (SPEC §4, §5.1; the numbers and the status table are in ``rules``):
 - A transport defect (network, timeout, empty or non-SSE stream) follows ``rules.DEFECT_RULES``;
   an unreadable stored key made no upstream call and asks for no cooldown.
-- 401/402/403/404/408/410 follow ``rules.STATUS_RULES``; 5xx and any status outside 4xx are
-  ``rules.SERVER_ERROR_RULE``.
+- 401/402/403/404/408/410/508 follow ``rules.STATUS_RULES``; 5xx and any status outside 4xx are
+  ``rules.SERVER_ERROR_RULE``. A 508 is a request loop (``loop_detected``): the provider leads back
+  to a gateway the request already passed, so it cools down for ``LOOP_COOLDOWN_MS`` (source
+  ``loop``) and is never retried.
 - 429 reads the answer, in this order (SPEC §5.1 says 429 wording, so OpenAI's
   ``insufficient_quota`` 429 counts as quota, not credit): a stated delay
   (``delay.stated_delay_ms``) longer than ``SHORT_RETRY_MAX_MS`` is authoritative (whatever the
@@ -38,7 +40,7 @@ from gateway.core.delay import ms_until_utc_midnight, stated_delay_ms
 __all__ = ["Failure", "FailureKind", "Scope", "Source", "classify", "redact", "scrub"]
 
 Scope = Literal["provider", "model", "none"]
-Source = Literal["heuristic", "authoritative", "quota", "credit", "tier", "model"]
+Source = Literal["heuristic", "authoritative", "quota", "credit", "tier", "model", "loop"]
 
 
 class FailureKind(StrEnum):
@@ -56,6 +58,7 @@ class FailureKind(StrEnum):
     NETWORK = "network"
     INVALID_STREAM = "invalid_stream"
     KEY_UNREADABLE = "key_unreadable"
+    LOOP_DETECTED = "loop_detected"
     CALLER_ERROR = "caller_error"
 
 

@@ -11,6 +11,7 @@ Rules (SPEC §2.3, §5.2, §7):
   the admin API takes either (``SETTINGS_BY_NAME``).
 - Tokens: the ``api_token``/``admin_token`` rows win over the ``API_TOKEN``/``ADMIN_TOKEN`` secrets.
 - ``env`` is the Worker's variables as strings (settings' names, the tokens, ``ENCRYPTION_KEY``).
+- The deployment id of the loop guard (``hop``) is the D1 row ``deployment_id``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from gateway.core import rules
+from gateway.core.hop import DEPLOYMENT_ID_KEY
 
 __all__ = [
     "Config",
@@ -198,6 +200,7 @@ class Config:
     admin_token: str | None
     loaded_at_ms: int
     encryption_key: str | None = field(default=None, repr=False)
+    deployment_id: str | None = None
     token_rows: frozenset[str] = frozenset()
     plain_keys: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -219,6 +222,7 @@ def build_config(
         admin_token=rows.get("admin_token") or env.get("ADMIN_TOKEN") or None,
         loaded_at_ms=now_ms,
         encryption_key=env.get("ENCRYPTION_KEY") or None,
+        deployment_id=rows.get(DEPLOYMENT_ID_KEY) or None,
         token_rows=frozenset(key for key in TOKEN_KEYS if rows.get(key)),
     )
 

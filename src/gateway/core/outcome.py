@@ -14,6 +14,7 @@ The loop returns one of:
   | context too long (reference server) | 413    | invalid_request_error / context_length_exceeded |
   | model not found                     | 404    | invalid_request_error / model_not_found   |
   | (the breaker tripped)               | 503    | service_unavailable / upstream_unhealthy  |
+  | loop detected (508, ``hop``)        | 508    | provider_error / loop_detected            |
   | rate limit, quota, credit or tier   | 429    | rate_limit_error / rate_limit_exceeded    |
   | anything else, or a mix             | 502    | provider_error / upstream_failed          |
 
@@ -123,6 +124,9 @@ _ROWS = (
          "model_not_found", "The model was not found at any provider tried"),
     _Row(frozenset(), True, 503, "service_unavailable", "upstream_unhealthy",
          "Stopped: too many consecutive upstream failures"),
+    _Row(frozenset({FailureKind.LOOP_DETECTED}), False, 508, "provider_error", "loop_detected",
+         "Every provider tried leads back to a gateway this request already passed (a request loop: "
+         "fix the provider's base_url)"),
     _Row(_RATE_KINDS, False, 429, "rate_limit_error", "rate_limit_exceeded",
          "All providers are rate-limited or out of quota"),
 )  # fmt: skip

@@ -47,16 +47,21 @@ QUOTA_MIN_COOLDOWN_MS = MINUTE_MS
 MODEL_STRIKES = 3
 MODEL_STRIKE_WINDOW_MS = 15 * MINUTE_MS
 MODEL_COOLDOWN_MS = 10 * MINUTE_MS
-# The ceiling setting is clamped to this range; it caps heuristic, credit and tier cooldowns.
+# A provider whose answer says the request looped back to a gateway it already passed (508): its
+# base_url leads back here. Permanent until the provider is edited (an edit clears its cooldowns).
+LOOP_COOLDOWN_MS = DAY_MS
+# The ceiling setting is clamped to this range; it caps heuristic, credit, tier and loop cooldowns.
 COOLDOWN_CEILING_MIN_MS = MINUTE_MS
 COOLDOWN_CEILING_MAX_MS = DAY_MS
 DEFAULT_COOLDOWN_CEILING_MS = DAY_MS
-CEILING_CAPPED_SOURCES = frozenset({"heuristic", "credit", "tier"})
+CEILING_CAPPED_SOURCES = frozenset({"heuristic", "credit", "tier", "loop"})
 
 # What a failed attempt means when no wording in the body says more (SPEC §5.1):
 # status (or transport defect) -> (trail class, cooldown scope, cooldown source, cooldown ms).
 # 429 is not here: its cooldown depends on what the answer says (Retry-After, quota wording).
-# 410 Gone is read as "model retired", like 404. Any other 5xx, and any status outside 4xx, is
+# 410 Gone is read as "model retired", like 404. 508 Loop Detected (RFC 5842 §7.2) is what a gateway
+# answers a request that already passed through it (the loop guard, ``core/hop.py``): the provider
+# leads back into a loop, whatever its body says. Any other 5xx, and any status outside 4xx, is
 # SERVER_ERROR_RULE; any other 4xx is the caller's fault.
 STATUS_RULES: dict[int, tuple[str, str, str | None, int]] = {
     401: ("auth", "provider", "heuristic", AUTH_COOLDOWN_MS),
@@ -65,6 +70,7 @@ STATUS_RULES: dict[int, tuple[str, str, str | None, int]] = {
     404: ("model_not_found", "model", "model", MODEL_COOLDOWN_MS),
     408: ("timeout", "provider", "heuristic", TRANSIENT_COOLDOWN_MS),
     410: ("model_not_found", "model", "model", MODEL_COOLDOWN_MS),
+    508: ("loop_detected", "provider", "loop", LOOP_COOLDOWN_MS),
 }
 SERVER_ERROR_RULE: tuple[str, str, str | None, int] = (
     "upstream_error", "provider", "heuristic", TRANSIENT_COOLDOWN_MS
@@ -86,6 +92,11 @@ ERROR_TEXT_SCAN_CHARS = 4096
 SECRET_SEGMENT_MIN_CHARS = 16
 # How deep a JSON error body is searched for a stated retry delay (Gemini nests it 3 levels down).
 RETRY_DELAY_MAX_DEPTH = 6
+
+# --- Loop guard (``hop``) ---
+# A request that already passed through more gateways than this is refused (508 loop_detected),
+# even when none of them is this one: it bounds a chain of gateways whose marks cannot be compared.
+MAX_HOPS = 4
 
 # --- Half-open probes (SPEC §5.3, §5.4) ---
 PROBE_TIMEOUT_MS = 5 * SECOND_MS

@@ -1,7 +1,8 @@
 """The admin JSON API under ``/api/admin`` (SPEC §8.2), behind the admin token.
 
 Reads go to D1 directly (the admin sees what is stored, not a snapshot); every write
-invalidates the isolate's configuration snapshot. A setting is named by its D1 key or its env
+invalidates the isolate's configuration snapshot. A provider's ``base_url`` may not be this
+gateway's own origin (it would loop, ``core/hop.py``); a setting is named by its D1 key or its env
 var and must be in its range; a new token must be usable (``core/credentials.py``).
 """
 
@@ -12,6 +13,7 @@ from typing import Any
 from gateway import isolate
 from gateway.core.config import SETTINGS, SETTINGS_BY_NAME, Config, Provider, parse_setting
 from gateway.core.credentials import MIN_TOKEN_LENGTH, token_problem
+from gateway.core.hop import same_origin
 from gateway.core.tokens import hint, token_matches
 from gateway.errors import CryptoError, InvalidRequestError, NotFoundError
 from gateway.responses import json_response
@@ -77,6 +79,15 @@ def _provider_id(params: dict[str, str]) -> int:
     return provider_id
 
 
+def _refuse_own_origin(call: Call, base_url: str | None) -> None:
+    if base_url is not None and same_origin(base_url, call.request.url):
+        raise InvalidRequestError(
+            "Invalid value for 'base_url': it is this gateway's own address, so every request sent "
+            "to it would come back here. Use the upstream platform's URL.",
+            param="base_url",
+        )
+
+
 def _changed(provider_id: int | None = None) -> None:
     """An admin write: drop the snapshot, and a touched provider's cooldowns and speed memory."""
     state = isolate.current()
@@ -96,6 +107,7 @@ async def create_provider(call: Call) -> JsResponse:
     config = await admin_config(call)
     _, data = await read_json(call.request, ADMIN_BODY_LIMIT)
     body = validate(ProviderCreate, data)
+    _refuse_own_origin(call, body.base_url)
     columns = body.model_dump(exclude={"api_key"})
     columns |= d1.key_columns(await crypto.seal(body.api_key, config.encryption_key))
     provider_id = await d1.insert_provider(call.env.DB, columns, isolate.now_ms())
@@ -112,6 +124,7 @@ async def update_provider(call: Call) -> JsResponse:
     for name, value in fields.items():
         if value is None and name not in _NULLABLE:
             raise InvalidRequestError(f"Invalid value for '{name}': must not be null", param=name)
+    _refuse_own_origin(call, fields.get("base_url"))
     api_key = fields.pop("api_key", None)
     if api_key:
         fields |= d1.key_columns(await crypto.seal(api_key, config.encryption_key))

@@ -4,16 +4,19 @@
   value.
 - A surface whose token is not set, a placeholder or too short (``core.credentials``) is not
   served at all: 503 naming what to set, whatever the caller presented.
+- A /v1 request that already passed through this gateway, or through too many gateways, is
+  refused with 508 (``core.hop``), once the caller proved to hold the API token.
 """
 
 from __future__ import annotations
 
 from gateway.core.config import Config
 from gateway.core.credentials import MIN_TOKEN_LENGTH, token_problem
+from gateway.core.hop import Hops, loop_refusal, read_hops
 from gateway.core.tokens import presented_token, token_matches
-from gateway.errors import AuthenticationError, TokenNotConfiguredError
+from gateway.errors import AuthenticationError, LoopDetectedError, TokenNotConfiguredError
 from gateway.shell.http import IncomingRequest
-from gateway.wire.headers import TOKEN_HEADERS
+from gateway.wire.headers import HOP, TOKEN_HEADERS
 
 __all__ = ["require_admin", "require_api"]
 
@@ -34,12 +37,19 @@ def _require_usable(config: Config, token: str | None, variable: str, row: str) 
     )
 
 
-def require_api(request: IncomingRequest, config: Config) -> None:
-    """Raises ``TokenNotConfiguredError`` (503) or ``AuthenticationError`` (401)."""
+def require_api(request: IncomingRequest, config: Config) -> Hops:
+    """The request's hop list (``X-Fllmapi-Hop``) once the caller proved to hold the API token
+    and the request is not looping. Raises ``TokenNotConfiguredError`` (503),
+    ``AuthenticationError`` (401) or ``LoopDetectedError`` (508)."""
     _require_usable(config, config.api_token, "API_TOKEN", "api_token")
     token = presented_token(request.header, TOKEN_HEADERS)
     if not token_matches(token, config.api_token) or token_matches(token, config.admin_token):
         raise AuthenticationError()
+    hops = read_hops(request.header(HOP))
+    refusal = loop_refusal(hops, config.deployment_id)
+    if refusal is not None:
+        raise LoopDetectedError(refusal)
+    return hops
 
 
 def require_admin(request: IncomingRequest, config: Config) -> None:

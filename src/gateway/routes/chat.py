@@ -70,12 +70,12 @@ def _exhausted(result: Exhausted) -> RoutingError:
 
 async def chat_completions(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
-    require_api(call.request, config)
+    hops = require_api(call.request, config)
     raw, data = await read_json(call.request, config.settings.max_body_bytes)
     chat = validate(ChatRequest, data)
     state = isolate.current().router
     chain = build_chain(list(config.enabled_providers), chat.model, state, isolate.now_ms())
-    attempt = OpenAIUpstream(config, ChatBody(raw, data), chat.streaming)
+    attempt = OpenAIUpstream(config, ChatBody(raw, data), chat.streaming, hops)
     result = await run_loop(chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK)
     if isinstance(result, Served):
         return _served(call, result, config.settings.stream_stall_ms)

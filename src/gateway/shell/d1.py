@@ -17,6 +17,7 @@ from gateway.errors import ConflictError, StorageError
 
 __all__ = [
     "PROVIDER_COLUMNS",
+    "claim_setting",
     "delete_provider",
     "delete_setting",
     "get_provider",
@@ -160,6 +161,20 @@ async def delete_provider(db: Any, provider_id: int) -> bool:
 async def put_setting(db: Any, key: str, value: str) -> None:
     sql = "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
     await _run("save a setting", db.prepare(sql).bind(key, value))
+
+
+async def claim_setting(db: Any, key: str, value: str) -> str:
+    """Store ``value`` under ``key`` unless a row is there already; the value stored either way.
+    One round trip: two isolates claiming at once both get the first one's value."""
+    statements = [
+        db.prepare("INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)").bind(key, value),
+        db.prepare("SELECT value FROM settings WHERE key = ?").bind(key),
+    ]
+    try:
+        _, selected = await db.batch(statements)
+    except JsException as exc:
+        raise StorageError("D1 failed to save a setting.") from exc
+    return selected["results"][0]["value"]
 
 
 async def delete_setting(db: Any, key: str) -> None:

@@ -36,6 +36,7 @@ class IncomingRequest:
     def __init__(self, request: Request) -> None:
         self._js = request.js_object
         self.method: str = str(self._js.method)
+        self.url: str = str(self._js.url)
         self.path: str = urlsplit(str(self._js.url)).path
 
     def header(self, name: str) -> str | None:

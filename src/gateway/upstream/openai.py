@@ -4,6 +4,9 @@ It implements ``gateway.core.attempt.Attempt``: it never raises for an upstream 
 reports what it saw as ``Delivered`` or ``Observed`` and leaves the meaning to the core. For a
 stream, the attempt lasts until the first data event (SPEC §2.6): a bad start is still a failure
 the loop can fail over from; ``Delivered.handle`` is then the ``OpenedStream``.
+
+Every request carries the loop guard's ``X-Fllmapi-Hop`` (``core/hop.py``): the hops the caller's
+request came through, plus this deployment.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ from typing import Any
 from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
 from gateway.core.classify import scrub
 from gateway.core.config import Config, Provider
+from gateway.core.hop import Hops, forward_value
 from gateway.core.sse import First
 from gateway.errors import CryptoError
 from gateway.shell import crypto, http
 from gateway.shell.stream import open_stream
+from gateway.wire.headers import HOP
 
 __all__ = ["ChatBody", "OpenAIUpstream", "provider_key", "send_chat"]
 
@@ -52,9 +57,11 @@ def _elapsed_ms(start: float) -> int:
 
 
 async def send_chat(
-    config: Config, candidate: Candidate, body: bytes | str, stream: bool, timeout_ms: int
+    config: Config, candidate: Candidate, body: bytes | str, stream: bool, timeout_ms: int,
+    hops: Hops = Hops(),
 ) -> Outcome:
-    """One chat completion request; see the module doc for what comes back."""
+    """One chat completion request for a caller's request that came through ``hops`` (none: the
+    caller is a client, or a probe); see the module doc for what comes back."""
     provider = candidate.provider
     try:
         key = await provider_key(config, provider)
@@ -65,6 +72,7 @@ async def send_chat(
         "authorization": f"Bearer {key}",
         "content-type": "application/json",
         "accept": "text/event-stream" if stream else "application/json",
+        HOP: forward_value(hops, config.deployment_id),
     }
     start = time.monotonic()
     answer = await http.send("POST", f"{provider.base_url}/chat/completions", headers, timeout_ms, body)
@@ -94,14 +102,15 @@ async def send_chat(
 
 
 class OpenAIUpstream:
-    """``attempt(candidate, timeout_ms)`` for one request's body."""
+    """``attempt(candidate, timeout_ms)`` for one request's body; ``hops``: what
+    ``require_api`` returned for it."""
 
-    def __init__(self, config: Config, body: ChatBody, stream: bool) -> None:
+    def __init__(self, config: Config, body: ChatBody, stream: bool, hops: Hops = Hops()) -> None:
         self._config = config
         self._body = body
         self._stream = stream
+        self._hops = hops
 
     async def __call__(self, candidate: Candidate, timeout_ms: int) -> Outcome:
-        return await send_chat(
-            self._config, candidate, self._body.for_model(candidate.model), self._stream, timeout_ms
-        )
+        body = self._body.for_model(candidate.model)
+        return await send_chat(self._config, candidate, body, self._stream, timeout_ms, self._hops)

@@ -5,6 +5,8 @@ FALLBACK_FROM = "X-Fallback-From"
 FALLBACK_ATTEMPTS = "X-Fallback-Attempts"
 FALLBACK_TRAIL = "X-Fallback-Trail"
 RETRY_AFTER = "Retry-After"
+# The loop guard's mark on every upstream request: the deployments it passed through (core/hop.py).
+HOP = "X-Fllmapi-Hop"
 
 # Where clients put the API token, in the order they are read: OpenAI, Anthropic, Gemini clients.
 TOKEN_HEADERS = ("authorization", "x-api-key", "x-goog-api-key")

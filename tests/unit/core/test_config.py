@@ -76,6 +76,15 @@ def test_every_setting_has_both_names():
     assert SETTINGS_BY_KEY["max_body_bytes"].expected == "an integer >= 1"
 
 
+def test_deployment_id_and_token_sources_come_from_the_rows():
+    rows = {"deployment_id": "0123456789abcdef", "admin_token": "row-admin-0123456789"}
+
+    config = build_config([], rows, {"API_TOKEN": "env-api-0123456789"}, 0)
+
+    assert config.deployment_id == "0123456789abcdef"
+    assert config.token_rows == frozenset({"admin_token"})
+
+
 def test_token_rows_win_over_env_secrets():
     env = {"API_TOKEN": "env-api", "ADMIN_TOKEN": "env-admin"}
 

@@ -169,6 +169,10 @@ def test_served_by_the_model_asked_for_is_not_degraded():
                      id="unreadable-key-does-not-mask-the-class"),
         pytest.param({1: [KEY_UNREADABLE], 2: [KEY_UNREADABLE], 3: [KEY_UNREADABLE]}, Settings(),
                      502, "provider_error", "upstream_failed", id="only-unreadable-keys"),
+        pytest.param({1: [http(508)], 2: [http(508)], 3: [http(508)]}, Settings(),
+                     508, "provider_error", "loop_detected", id="all-loop"),
+        pytest.param({1: [http(508)], 2: [http(503)], 3: [http(429)]}, Settings(),
+                     502, "provider_error", "upstream_failed", id="loop-in-a-mix"),
     ],
 )  # fmt: skip
 def test_exhaustion_status(script, settings, status, type_, code):
@@ -363,6 +367,8 @@ def test_budget_stop_is_said_in_the_message():
                      id="retried-only-once"),
         pytest.param("m", {1: [TIMEOUT], 2: [ok()]}, Settings(), [1, 2], [],
                      id="timeout-not-retried"),
+        pytest.param("m", {1: [http(508)], 2: [ok()]}, Settings(), [1, 2], [],
+                     id="508-loop-not-retried"),
         pytest.param(None, {1: [http(503)], 2: [ok()]}, Settings(), [1, 2], [],
                      id="auto-never-retries"),
         pytest.param("elsewhere", {1: [http(503)], 2: [ok()]}, Settings(), [1, 2], [],
