@@ -141,7 +141,8 @@ def test_codex_runs_a_shell_command_through_the_gateway(gateway, upstream, brain
 
 GEMINI_SETTINGS = {
     "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
-    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    # maxAttempts: a failing gateway should fail the test at once, not after ten tries with backoff.
+    "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "maxAttempts": 1},
     "privacy": {"usageStatisticsEnabled": False},
     "telemetry": {"enabled": False},
 }
