@@ -1,0 +1,65 @@
+"""Running one chat body through the router, for every front door (SPEC §2–§4, §12).
+
+``route`` builds the chain and runs the fallback loop; the helpers turn its outcome into the
+headers every surface sends (``X-Routed-Via``, ``X-Fallback-*``) and the honest error when
+nothing served. What a surface does with a ``Served`` answer is its own business.
+"""
+
+from __future__ import annotations
+
+from gateway import isolate
+from gateway.core.attempt import Candidate
+from gateway.core.chain import build_chain
+from gateway.core.config import Config
+from gateway.core.hop import Hops
+from gateway.core.loop import run_loop
+from gateway.core.outcome import Exhausted, LoopResult, Served
+from gateway.core.trail import Trail, attempts_header, header_safe, trail_header
+from gateway.errors import RoutingError
+from gateway.upstream.openai import ChatBody, OpenAIUpstream
+from gateway.wire import headers as h
+from gateway.wire.cooldowns import cooldown_json
+
+__all__ = ["exhausted_error", "route", "routed_via", "routing_headers", "trail_headers"]
+
+
+async def route(
+    config: Config, body: ChatBody, model: str | None, stream: bool, hops: Hops = Hops()
+) -> LoopResult:
+    """The fallback loop's result for ``body`` asking for ``model`` (None or ``auto``: any);
+    ``hops``: what ``require_api`` returned (the loop guard's mark is forwarded upstream)."""
+    state = isolate.current().router
+    chain = build_chain(list(config.enabled_providers), model, state, isolate.now_ms())
+    attempt = OpenAIUpstream(config, body, stream, hops)
+    return await run_loop(chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK)
+
+
+def trail_headers(trail: Trail) -> dict[str, str]:
+    attempts, text = attempts_header(trail), trail_header(trail)
+    return {h.FALLBACK_ATTEMPTS: attempts, h.FALLBACK_TRAIL: text} if attempts and text else {}
+
+
+def routed_via(candidate: Candidate) -> str:
+    return header_safe(f"{candidate.provider.name}/{candidate.model}")
+
+
+def routing_headers(served: Served) -> dict[str, str]:
+    """``X-Routed-Via``, ``X-Fallback-From`` when another model served, and the trail."""
+    routing = {h.ROUTED_VIA: routed_via(served.candidate)}
+    if served.degraded_from is not None:
+        routing[h.FALLBACK_FROM] = header_safe(served.degraded_from)
+    return routing | trail_headers(served.trail)
+
+
+def exhausted_error(result: Exhausted) -> RoutingError:
+    """The answer when nothing served: status, type and code from the outcome, ``retryAtMs``,
+    ``cooldowns`` and ``Retry-After`` when the cause was a cooldown or a rate limit."""
+    now_ms = isolate.now_ms()
+    extra: dict[str, object] = {}
+    headers = trail_headers(result.trail)
+    if result.retry_at_ms is not None:
+        extra["retryAtMs"] = result.retry_at_ms
+        headers[h.RETRY_AFTER] = str(result.retry_after_s(now_ms))
+    if result.cooldowns:
+        extra["cooldowns"] = [cooldown_json(c, now_ms) for c in result.cooldowns]
+    return RoutingError(result.status, result.type, result.code, result.message, extra=extra, headers=headers)
