@@ -10,12 +10,19 @@ module reads that answer once, into plain values the surfaces encode:
 
 Events are small value objects; a surface's stream translator turns a list of them into its own
 bytes in one call, so the Python work per upstream read is one ``feed`` and one encode.
+
+Most chunks of a long answer carry nothing but the next piece of text. Once the first chunk has
+been read whole, a chunk with none of the markers below has only its ``content`` string decoded
+(``scanstring``, a fraction of a full ``json.loads`` in Pyodide); anything else is parsed whole.
+JSON escapes every quote inside a string, so a marker can only match the structure itself.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
+from json.decoder import scanstring
 from typing import Any
 
 __all__ = [
@@ -158,6 +165,13 @@ def read_answer(body: Any, fallback_id: str = "chatcmpl") -> Answer:
     )
 
 
+# A chunk that may carry more than text: tool calls, reasoning, an error, usage or a finish reason.
+_MORE_THAN_TEXT = re.compile(
+    rb'"(?:tool_calls|reasoning|reasoning_content|error)"|"usage"\s*:\s*\{|"finish_reason"\s*:\s*"'
+)
+_CONTENT = re.compile(rb'"content"\s*:\s*"')
+
+
 @dataclass(slots=True)
 class ChatStreamDecoder:
     """Incremental reader of an OpenAI chat SSE stream (see the module doc).
@@ -197,6 +211,16 @@ class ChatStreamDecoder:
     def _data(self, data: bytes, events: list[Event]) -> None:
         if data.startswith(b"[DONE]"):
             self.finished = True
+            return
+        if self.id and _MORE_THAN_TEXT.search(data) is None:
+            found = _CONTENT.search(data)
+            if found is not None:
+                try:
+                    text = scanstring(data.decode(), found.end())[0]
+                except ValueError:
+                    return  # not JSON after all: as the full parse would, translate nothing
+                if text:
+                    events.append(Text(text))
             return
         try:
             chunk = json.loads(data)
