@@ -16,15 +16,36 @@ from workers import Request, WorkerEntrypoint
 from gateway.core.classify import redact
 from gateway.errors import GatewayError, MethodNotAllowedError, NotFoundError, error_body
 from gateway.responses import json_response, preflight_response
-from gateway.routes import Call, admin, chat, cooldowns, page, platforms
+from gateway.routes import Call, admin, anthropic, chat, cooldowns, gemini, models, ollama, page, platforms, responses
 from gateway.shell.http import IncomingRequest, JsResponse
 
 Handler = Callable[[Call], Awaitable[JsResponse]]
 
 logger = logging.getLogger("fllmapi")
 
+# ``{name}`` matches digits (an id); ``{name:path}`` any text, slashes and colons included (model
+# ids such as ``meta-llama/llama-3.3-70b:free``). The query string never takes part (SPEC §12.1).
 ROUTES: list[tuple[str, str, Handler]] = [
     ("POST", "/v1/chat/completions", chat.chat_completions),
+    ("GET", "/v1/models", models.list_models),
+    ("POST", "/v1/messages", anthropic.messages),
+    ("POST", "/v1/messages/count_tokens", anthropic.count_tokens),
+    ("POST", "/v1/responses", responses.create_response),
+    ("GET", "/v1beta/models", gemini.list_models),
+    ("GET", "/v1beta/models/{model:path}", gemini.get_model),
+    ("POST", "/v1beta/models/{model:path}:generateContent", gemini.generate_content),
+    ("POST", "/v1beta/models/{model:path}:streamGenerateContent", gemini.stream_generate_content),
+    ("POST", "/v1beta/models/{model:path}:countTokens", gemini.count_tokens),
+    # The google-genai SDK defaults to /v1 (SPEC §12.4).
+    ("POST", "/v1/models/{model:path}:generateContent", gemini.generate_content),
+    ("POST", "/v1/models/{model:path}:streamGenerateContent", gemini.stream_generate_content),
+    ("POST", "/v1/models/{model:path}:countTokens", gemini.count_tokens),
+    ("GET", "/v1/models/{model:path}", models.get_model),
+    ("GET", "/api/version", ollama.version),
+    ("GET", "/api/tags", ollama.tags),
+    ("POST", "/api/show", ollama.show),
+    ("POST", "/api/chat", ollama.chat),
+    ("POST", "/api/generate", ollama.generate),
     ("GET", "/", page.config_page),
     ("GET", "/api/admin/providers", admin.list_providers),
     ("POST", "/api/admin/providers", admin.create_provider),
@@ -43,7 +64,8 @@ ROUTES: list[tuple[str, str, Handler]] = [
 
 def _compile(path: str) -> re.Pattern[str]:
     assert path.startswith("/"), path
-    return re.compile("^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[0-9]+)", re.escape(path)) + "/?$")
+    pattern = re.sub(r"\\\{(\w+):path\\\}", r"(?P<\1>.+?)", re.escape(path))
+    return re.compile("^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[0-9]+)", pattern) + "/?$")
 
 
 _TABLE = [(method, _compile(path), handler) for method, path, handler in ROUTES]

@@ -29,7 +29,7 @@ from gateway.core.ledger import Ledger
 from gateway.core.memory import Memory
 from gateway.core.state import RouterState
 
-__all__ = ["AUTO_MODEL", "Chain", "Step", "build_chain", "is_auto"]
+__all__ = ["AUTO_MODEL", "Chain", "Step", "build_chain", "is_auto", "model_catalog"]
 
 AUTO_MODEL = "auto"
 
@@ -120,6 +120,16 @@ class _Builder:
         room = rules.MAX_CANDIDATES - len(self.steps)
         steps = (*self.steps, *self.late[:room]) if room > 0 else tuple(self.steps)
         return Chain(steps, tuple(self.skipped), requested)
+
+
+def model_catalog(providers: Iterable[Provider]) -> list[tuple[str, str]]:
+    """Every model an enabled provider declares, once, as ``(model, provider name)`` in priority
+    order (the first provider declaring it names it): what ``/v1/models`` lists (SPEC §12.1)."""
+    catalog: dict[str, str] = {}
+    for provider in sorted((p for p in providers if p.enabled), key=_priority):
+        for model in provider.models:
+            catalog.setdefault(model, provider.name)
+    return list(catalog.items())
 
 
 def build_chain(

@@ -37,12 +37,15 @@ def _require_usable(config: Config, token: str | None, variable: str, row: str) 
     )
 
 
-def require_api(request: IncomingRequest, config: Config) -> Hops:
+def require_api(request: IncomingRequest, config: Config, *, query_key: bool = False) -> Hops:
     """The request's hop list (``X-Fllmapi-Hop``) once the caller proved to hold the API token
-    and the request is not looping. Raises ``TokenNotConfiguredError`` (503),
-    ``AuthenticationError`` (401) or ``LoopDetectedError`` (508)."""
+    and the request is not looping. ``query_key``: the token may also come in ``?key=`` (Gemini
+    clients, SPEC §12). Raises ``TokenNotConfiguredError`` (503), ``AuthenticationError`` (401)
+    or ``LoopDetectedError`` (508)."""
     _require_usable(config, config.api_token, "API_TOKEN", "api_token")
     token = presented_token(request.header, TOKEN_HEADERS)
+    if token is None and query_key:
+        token = request.query_param("key")
     if not token_matches(token, config.api_token) or token_matches(token, config.admin_token):
         raise AuthenticationError()
     hops = read_hops(request.header(HOP))

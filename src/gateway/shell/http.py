@@ -9,7 +9,7 @@ never raises for a network problem.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import js
 from pyodide.ffi import JsException, jsnull, to_js
@@ -37,10 +37,17 @@ class IncomingRequest:
         self._js = request.js_object
         self.method: str = str(self._js.method)
         self.url: str = str(self._js.url)
-        self.path: str = urlsplit(str(self._js.url)).path
+        url = urlsplit(str(self._js.url))
+        self.path: str = url.path
+        self.query: str = url.query
 
     def header(self, name: str) -> str | None:
         return _str_or_none(self._js.headers.get(name))
+
+    def query_param(self, name: str) -> str | None:
+        """The first value of ``name`` in the query string (routing never reads the query)."""
+        values = parse_qs(self.query).get(name) if self.query else None
+        return values[0] if values else None
 
     async def read_body(self, limit: int) -> bytes | None:
         """The whole body, or None when it is longer than ``limit`` bytes: known from the

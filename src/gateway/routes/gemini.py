@@ -1,0 +1,74 @@
+"""Gemini (SPEC §12.4): ``/v1beta/models…`` and, for the google-genai SDK's default, ``/v1/models…``.
+
+The token may also come in ``?key=``; ``:streamGenerateContent`` streams SSE with ``?alt=sse``
+and a JSON array without it.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from gateway import isolate
+from gateway.core.chain import model_catalog
+from gateway.core.config import Config
+from gateway.core.hop import Hops
+from gateway.errors import NotFoundError
+from gateway.responses import json_response
+from gateway.routes import Call
+from gateway.routes.auth import require_api
+from gateway.routes.surface import Plan, read_object, serve, speaks
+from gateway.shell.http import JsResponse
+from gateway.surfaces import gemini
+
+__all__ = ["count_tokens", "generate_content", "get_model", "list_models", "stream_generate_content"]
+
+
+async def _authorized(call: Call) -> tuple[Config, Hops]:
+    config = await isolate.load_config(call.env)
+    return config, require_api(call.request, config, query_key=True)
+
+
+@speaks(gemini.render_error)
+async def list_models(call: Call) -> JsResponse:
+    config, _ = await _authorized(call)
+    return json_response(gemini.models_body([model for model, _ in model_catalog(config.enabled_providers)]))
+
+
+@speaks(gemini.render_error)
+async def get_model(call: Call) -> JsResponse:
+    config, _ = await _authorized(call)
+    return json_response(gemini_model(config, call.params["model"]))
+
+
+def gemini_model(config: Config, model: str) -> dict[str, Any]:
+    """The Gemini entry of a declared model; 404 otherwise."""
+    model = model.removeprefix("models/")
+    if model not in {m for m, _ in model_catalog(config.enabled_providers)}:
+        raise NotFoundError(f"Model '{model}' is not served by this gateway.", code="model_not_found")
+    return gemini.model_entry(model)
+
+
+async def _generate(call: Call, stream: bool) -> JsResponse:
+    config, hops = await _authorized(call)
+    model = call.params["model"]
+    chat = gemini.to_chat(await read_object(call, config), model, stream)
+    sse = call.request.query_param("alt") == "sse"
+    plan = Plan(chat, stream, gemini.from_chat, partial(gemini.GeminiStream, sse=sse), gemini.render_error)
+    return await serve(call, config, plan, hops)
+
+
+@speaks(gemini.render_error)
+async def generate_content(call: Call) -> JsResponse:
+    return await _generate(call, stream=False)
+
+
+@speaks(gemini.render_error)
+async def stream_generate_content(call: Call) -> JsResponse:
+    return await _generate(call, stream=True)
+
+
+@speaks(gemini.render_error)
+async def count_tokens(call: Call) -> JsResponse:
+    config, _ = await _authorized(call)
+    return json_response(gemini.count_tokens(await read_object(call, config), call.params["model"]))

@@ -1,0 +1,72 @@
+"""``GET /v1/models`` and ``GET /v1/models/{id}`` (SPEC §12.1): ``auto`` first, then every
+declared model once, in the shape the caller speaks: Anthropic's when the request carries
+``anthropic-version``, Gemini's when its token came in ``x-goog-api-key`` or ``?key=``, else
+OpenAI's."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from gateway import isolate
+from gateway.core.chain import model_catalog
+from gateway.core.config import Config
+from gateway.errors import NotFoundError
+from gateway.responses import json_response
+from gateway.routes import Call
+from gateway.routes.auth import require_api
+from gateway.routes.gemini import gemini_model
+from gateway.shell.http import IncomingRequest, JsResponse
+from gateway.surfaces import anthropic, gemini, models
+from gateway.wire.chat import AUTO_MODEL
+
+__all__ = ["get_model", "list_models"]
+
+# The gateway's own entry: the chain over every provider (SPEC §3).
+_AUTO_OWNER = "fllmapi-worker"
+
+
+def _shape(request: IncomingRequest) -> str:
+    if request.header("anthropic-version"):
+        return "anthropic"
+    if request.header("x-goog-api-key") or request.query_param("key"):
+        return "gemini"
+    return "openai"
+
+
+def _catalog(config: Config) -> list[tuple[str, str]]:
+    return [(AUTO_MODEL, _AUTO_OWNER), *model_catalog(config.enabled_providers)]
+
+
+def _iso(epoch_s: int) -> str:
+    return datetime.fromtimestamp(epoch_s, UTC).isoformat().replace("+00:00", "Z")
+
+
+async def list_models(call: Call) -> JsResponse:
+    config = await isolate.load_config(call.env)
+    require_api(call.request, config, query_key=True)
+    catalog, created = _catalog(config), isolate.now_ms() // 1000
+    match _shape(call.request):
+        case "anthropic":
+            return json_response(models.anthropic_models([m for m, _ in catalog], _iso(created)))
+        case "gemini":
+            return json_response(gemini.models_body([m for m, _ in catalog]))
+        case _:
+            return json_response(models.openai_models(catalog, created))
+
+
+async def get_model(call: Call) -> JsResponse:
+    config = await isolate.load_config(call.env)
+    require_api(call.request, config, query_key=True)
+    model, created = call.params["model"], isolate.now_ms() // 1000
+    shape = _shape(call.request)
+    if shape == "gemini":
+        return json_response(gemini_model(config, model))
+    entry = next((e for e in _catalog(config) if e[0] == model), None)
+    if entry is None:
+        error = NotFoundError(f"The model '{model}' does not exist on this gateway.", code="model_not_found")
+        if shape == "anthropic":
+            return json_response(anthropic.render_error(404, error.type, error.message), 404)
+        raise error
+    if shape == "anthropic":
+        return json_response(models.anthropic_model(model, _iso(created)))
+    return json_response(models.openai_model(entry, created))

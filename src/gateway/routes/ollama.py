@@ -1,0 +1,73 @@
+"""Ollama (SPEC §12.5): ``/api/version``, ``/api/tags``, ``/api/show``, ``/api/chat``,
+``/api/generate``. Streams are NDJSON and on by default; the API token is required here too."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from functools import partial
+
+from gateway import isolate
+from gateway.core.chain import model_catalog
+from gateway.errors import NotFoundError
+from gateway.responses import json_response
+from gateway.routes import Call
+from gateway.routes.auth import require_api
+from gateway.routes.surface import Plan, read_object, serve, speaks
+from gateway.shell.http import JsResponse
+from gateway.surfaces import ollama
+from gateway.surfaces.ollama_stream import OllamaStream
+
+__all__ = ["chat", "generate", "show", "tags", "version"]
+
+
+def _now_iso() -> str:
+    return datetime.fromtimestamp(isolate.now_ms() / 1000, UTC).isoformat().replace("+00:00", "Z")
+
+
+@speaks(ollama.render_error)
+async def version(call: Call) -> JsResponse:
+    return json_response(ollama.version_body())
+
+
+@speaks(ollama.render_error)
+async def tags(call: Call) -> JsResponse:
+    config = await isolate.load_config(call.env)
+    require_api(call.request, config)
+    return json_response(ollama.tags_body([model for model, _ in model_catalog(config.enabled_providers)]))
+
+
+@speaks(ollama.render_error)
+async def show(call: Call) -> JsResponse:
+    config = await isolate.load_config(call.env)
+    require_api(call.request, config)
+    model = ollama.show_model(await read_object(call, config))
+    if model not in {m for m, _ in model_catalog(config.enabled_providers)}:
+        raise NotFoundError(f"model '{model}' not found", code="model_not_found")
+    return json_response(ollama.show_body(model))
+
+
+async def _run(call: Call, mode: str) -> JsResponse:
+    config = await isolate.load_config(call.env)
+    hops = require_api(call.request, config)
+    data = await read_object(call, config)
+    chat = ollama.chat_to_chat(data) if mode == "chat" else ollama.generate_to_chat(data)
+    created_at = _now_iso()
+    answer = ollama.chat_from_chat if mode == "chat" else ollama.generate_from_chat
+    plan = Plan(
+        chat,
+        chat.get("stream") is True,
+        partial(answer, created_at=created_at),
+        partial(OllamaStream, created_at=created_at, mode=mode),
+        ollama.render_error,
+    )
+    return await serve(call, config, plan, hops)
+
+
+@speaks(ollama.render_error)
+async def chat(call: Call) -> JsResponse:
+    return await _run(call, "chat")
+
+
+@speaks(ollama.render_error)
+async def generate(call: Call) -> JsResponse:
+    return await _run(call, "generate")

@@ -1,0 +1,33 @@
+"""OpenAI Responses (SPEC §12.3): ``POST /v1/responses``, stateless."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from gateway import isolate
+from gateway.routes import Call
+from gateway.routes.auth import require_api
+from gateway.routes.surface import Plan, read_object, serve, speaks
+from gateway.shell.http import JsResponse
+from gateway.surfaces import responses
+
+__all__ = ["create_response"]
+
+
+@speaks(responses.render_error)
+async def create_response(call: Call) -> JsResponse:
+    config = await isolate.load_config(call.env)
+    hops = require_api(call.request, config)
+    body = await read_object(call, config)
+    chat = responses.to_chat(body)
+    # Functions taken out of a namespace tool go back to the caller under their namespace.
+    names = responses.tool_names(body)
+    created_at = isolate.now_ms() // 1000
+    plan = Plan(
+        chat,
+        chat.get("stream") is True,
+        partial(responses.from_chat, created_at=created_at, names=names),
+        partial(responses.ResponsesStream, created_at=created_at, names=names),
+        responses.render_error,
+    )
+    return await serve(call, config, plan, hops)

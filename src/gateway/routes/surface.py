@@ -1,0 +1,135 @@
+"""The one route driver every translated surface plugs into (SPEC §12).
+
+A surface's handler reads its request, translates it into an OpenAI chat body (pure, in
+``gateway.surfaces``) and hands it here as a ``Plan``. ``serve`` runs it through the same chain,
+fallback loop, cooldowns, probes and budget as ``/v1/chat/completions`` and answers in the
+surface's own shape: a translated answer, a translated stream (the relay feeds the translator
+after the first upstream event, so integrity, stall and disconnect handling stay in one place),
+or the surface's error body. ``speaks`` renders every ``GatewayError`` of a handler in that shape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import wraps
+from typing import Any
+
+from gateway import isolate
+from gateway.core.config import Config
+from gateway.core.hop import Hops
+from gateway.core.outcome import CallerError, Served
+from gateway.errors import GatewayError, InvalidRequestError, ProviderError
+from gateway.responses import CORS_HEADERS, json_response
+from gateway.routes import Call
+from gateway.routes.body import read_json, validate
+from gateway.routes.routing import exhausted_error, route, routed_via, routing_headers, trail_headers
+from gateway.shell.http import JsResponse, respond
+from gateway.shell.stream import OpenedStream
+from gateway.shell.translation import TranslatedRelay
+from gateway.surfaces.chat import Answer, read_answer
+from gateway.surfaces.contract import StreamTranslator, compact
+from gateway.upstream.openai import ChatBody
+from gateway.wire import headers as h
+from gateway.wire.chat import ChatRequest
+
+__all__ = ["ErrorRenderer", "Plan", "read_object", "serve", "speaks", "upstream_message"]
+
+# (status, OpenAI-style error type, message) -> the surface's error body.
+ErrorRenderer = Callable[[int, str, str], Any]
+Handler = Callable[[Call], Awaitable[JsResponse]]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a surface asks of the router. ``answer(answer, served_model)`` builds the
+    non-streamed body; ``translator(served_model)`` the stream translator."""
+
+    chat: dict[str, Any]
+    stream: bool
+    answer: Callable[[Answer, str], Any]
+    translator: Callable[[str], StreamTranslator]
+    render_error: ErrorRenderer
+
+
+def error_answer(render_error: ErrorRenderer, exc: GatewayError) -> JsResponse:
+    return json_response(render_error(exc.status, exc.type, exc.message), exc.status, exc.headers)
+
+
+def speaks(render_error: ErrorRenderer) -> Callable[[Handler], Handler]:
+    """A handler whose errors answer in the surface's shape (with their status and headers)."""
+
+    def decorate(handler: Handler) -> Handler:
+        @wraps(handler)
+        async def handle(call: Call) -> JsResponse:
+            try:
+                return await handler(call)
+            except GatewayError as exc:
+                return error_answer(render_error, exc)
+
+        return handle
+
+    return decorate
+
+
+def upstream_message(body: str) -> str:
+    """The message of an upstream's error body (OpenAI's ``error.message``, else the text)."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return body.strip()[:500] or "The upstream refused the request."
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"]
+    if isinstance(error, str):
+        return error
+    return body.strip()[:500]
+
+
+async def read_object(call: Call, config: Config) -> dict[str, Any]:
+    """The request's JSON object, read once within the body limit; 400 if it is not an object."""
+    _, data = await read_json(call.request, config.settings.max_body_bytes)
+    if not isinstance(data, dict):
+        raise InvalidRequestError("The request body must be a JSON object.", param="body")
+    return data
+
+
+async def _answer(served: Served, plan: Plan, headers: dict[str, str]) -> JsResponse:
+    text = await served.handle.text()
+    try:
+        body = json.loads(text)
+    except ValueError as exc:
+        raise ProviderError(f"{headers[h.ROUTED_VIA]}: the upstream's answer is not JSON.") from exc
+    answer = read_answer(body)
+    return json_response(plan.answer(answer, served.candidate.model), headers=headers)
+
+
+def _stream(call: Call, served: Served, plan: Plan, stall_ms: int, headers: dict[str, str]) -> JsResponse:
+    translator = plan.translator(served.candidate.model)
+    relay = TranslatedRelay(served.handle, stall_ms, headers[h.ROUTED_VIA], translator)
+    call.ctx.waitUntil(asyncio.ensure_future(relay.run()))
+    stream_headers = {"content-type": translator.media_type, "cache-control": "no-cache", **CORS_HEADERS}
+    return respond(relay.readable, 200, stream_headers | headers)
+
+
+async def serve(call: Call, config: Config, plan: Plan, hops: Hops) -> JsResponse:
+    """Route ``plan.chat`` and answer in the surface's shape (see the module doc); ``hops``:
+    what ``require_api`` returned."""
+    chat = validate(ChatRequest, plan.chat)
+    body = ChatBody(compact(plan.chat).encode(), plan.chat)
+    result = await route(config, body, chat.model, plan.stream, hops)
+    if isinstance(result, Served):
+        headers = routing_headers(result)
+        if isinstance(result.handle, OpenedStream):
+            return _stream(call, result, plan, config.settings.stream_stall_ms, headers)
+        return await _answer(result, plan, headers)
+    if isinstance(result, CallerError):
+        observed = result.observed
+        status = observed.status or 400
+        headers = {h.ROUTED_VIA: routed_via(result.candidate), **trail_headers(result.trail)}
+        kind = "invalid_request_error" if status < 500 else "provider_error"
+        body = plan.render_error(status, kind, upstream_message(observed.body))
+        return json_response(body, status, headers)
+    raise exhausted_error(result)
