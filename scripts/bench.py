@@ -6,7 +6,11 @@ requests straight to the upstream and through the gateway, and prints:
 - CPU: the runtime process's user+system CPU time per request (Node + Pyodide; the Miniflare D1
   process is not counted, and a warm request makes no D1 query);
 - SSE: time to the first body byte, direct and through the gateway;
-- streaming: CPU per chunk of a long stream.
+- streaming: CPU per chunk of a long stream;
+- surfaces (SPEC §12): per translated surface, the added latency of a non-streamed call and the
+  runtime process's CPU per streamed event beside the OpenAI pass-through, and the Worker's own
+  work per event measured inside Pyodide (scripts/bench_relay.py: Python and the JS it calls,
+  not the runtime's socket writes, which workerd does outside the isolate).
 Figures, not assertions: nothing here fails on a slow machine.
 """
 
@@ -15,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +35,28 @@ WARMUP = 200  # V8 and the upstream connection pool settle first: the figures ar
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "1000"))
 STREAM_CHUNKS = 500
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+ROOT = Path(__file__).resolve().parents[1]
+SURFACE_EVENTS = 1000
+# Each surface: (path, non-streamed body, streamed body) for model "m".
+_MESSAGES = [{"role": "user", "content": "Say hello in one word."}]
+SURFACES = {
+    "anthropic": (
+        "/v1/messages",
+        {"model": "m", "max_tokens": 8, "messages": _MESSAGES},
+        {"model": "m", "max_tokens": 8, "messages": _MESSAGES, "stream": True},
+    ),
+    "responses": ("/v1/responses", {"model": "m", "input": "Say hello."}, {"model": "m", "input": "Say hello.", "stream": True}),
+    "gemini": (
+        "/v1beta/models/m:generateContent",
+        {"contents": [{"role": "user", "parts": [{"text": "Say hello."}]}]},
+        {"contents": [{"role": "user", "parts": [{"text": "Say hello."}]}]},
+    ),
+    "ollama": (
+        "/api/chat",
+        {"model": "m", "messages": _MESSAGES, "stream": False},
+        {"model": "m", "messages": _MESSAGES},
+    ),
+}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -137,7 +164,65 @@ def run(gateway: Gateway, upstream: FakeUpstream) -> None:
             "runtime_cpu_us_per_chunk": round((cpu_long - cpu_short) * 1e6 / (10 * STREAM_CHUNKS), 1),
         }
 
+        results["surfaces"] = surfaces(gateway, upstream, client, api, direct_ms)
+    results["surfaces_in_process"] = in_process()
     print(json.dumps({"rounds": ROUNDS, **results}, indent=2))
+
+
+def _stream_url(gateway: Gateway, name: str, path: str) -> str:
+    if name == "gemini":
+        return f"{gateway.url}/v1beta/models/m:streamGenerateContent?alt=sse"
+    return gateway.url + path
+
+
+def surfaces(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: dict, direct_ms: list[float]) -> dict:
+    """Per surface: added latency of a non-streamed call, runtime CPU per streamed event."""
+    answer = Json(completion("m"))
+    long_stream = Sse([chunk("m", f" t{i}") for i in range(SURFACE_EVENTS)] + [chunk("m", None, "stop")])
+    short = Sse([chunk("m", "hi"), chunk("m", None, "stop")])
+    rounds = max(ROUNDS // 5, 50)
+    figures: dict[str, dict[str, float]] = {}
+    for name, (path, body, stream_body) in SURFACES.items():
+        def call() -> None:
+            upstream.queue(answer)
+            client.post(gateway.url + path, json=body, headers=api).raise_for_status()
+
+        timed(call, WARMUP // 4)
+        through_ms = timed(call, rounds)
+        url = _stream_url(gateway, name, path)
+
+        def stream(step: Sse) -> None:
+            upstream.queue(step)
+            with client.stream("POST", url, json=stream_body, headers=api) as response:
+                for _ in response.iter_raw():
+                    pass
+
+        stream(long_stream)  # warm
+        cpu_before = cpu_seconds(gateway.process.pid)
+        for _ in range(5):
+            stream(short)
+        cpu_short = cpu_seconds(gateway.process.pid) - cpu_before
+        cpu_before = cpu_seconds(gateway.process.pid)
+        for _ in range(5):
+            stream(long_stream)
+        cpu_long = cpu_seconds(gateway.process.pid) - cpu_before
+        figures[name] = {
+            "added_median_ms_non_stream": round(statistics.median(through_ms) - statistics.median(direct_ms), 2),
+            "runtime_cpu_us_per_event": round((cpu_long - cpu_short) * 1e6 / (5 * SURFACE_EVENTS), 1),
+        }
+    return figures
+
+
+def in_process() -> object:
+    """scripts/bench_relay.py inside Pyodide: the Worker's own work per event, per surface."""
+    done = subprocess.run(
+        ["node", str(ROOT / "scripts" / "runtime" / "run-python.mjs"), str(ROOT / "scripts" / "bench_relay.py")],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    start = done.stdout.find("{")
+    if done.returncode != 0 or start < 0:
+        return {"error": (done.stderr or done.stdout)[-500:]}
+    return json.loads(done.stdout[start:])
 
 
 if __name__ == "__main__":

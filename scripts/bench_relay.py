@@ -1,0 +1,136 @@
+"""The Worker's own work per streamed event, measured inside Pyodide (run by scripts/bench.py
+through scripts/runtime/run-python.mjs; argv[1] is the folder holding the Worker's modules).
+
+A JS ``ReadableStream`` plays the upstream (its chunks made in JS beforehand) and a JS reader
+drains the caller's side, so the CPU time measured is the relay's: Python and the JS it calls, not
+a socket's. CPU, not wall time: the event loop of Pyodide under Node waits on timers between
+turns (workerd's does not), and waiting is not work.
+For each surface: 1,000 OpenAI events, one per read (a model typing) and all in 16 KiB reads.
+Prints one JSON object.
+"""
+
+import asyncio
+import json
+import sys
+
+import js
+from pyodide.code import run_js
+from pyodide.ffi import to_js
+
+sys.path.insert(0, sys.argv[1])
+
+from gateway.core.sse import first_event  # noqa: E402
+from gateway.shell.stream import OpenedStream, Relay  # noqa: E402
+from gateway.shell.translation import TranslatedRelay  # noqa: E402
+from gateway.surfaces import anthropic, gemini, responses  # noqa: E402
+from gateway.surfaces.ollama_stream import OllamaStream  # noqa: E402
+
+EVENTS = 1000
+ROUNDS = 5
+BULK_READ = 16 * 1024
+
+_make_stream = run_js(
+    """(chunks) => {
+        let i = 0;
+        return new ReadableStream({
+            pull(controller) {
+                if (i < chunks.length) controller.enqueue(chunks[i++]);
+                else controller.close();
+            },
+        }, { highWaterMark: 0 });
+    }"""
+)
+_drain = run_js(
+    """async (readable) => {
+        const reader = readable.getReader();
+        let bytes = 0;
+        for (;;) {
+            const { done, value } = await reader.read();
+            if (done) return bytes;
+            bytes += value.byteLength;
+        }
+    }"""
+)
+
+
+def _events() -> list[bytes]:
+    def event(delta: dict, finish: str | None = None) -> bytes:
+        chunk = {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion.chunk",
+            "created": 1_700_000_000,
+            "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        return f"data: {json.dumps(chunk)}\n\n".encode()
+
+    body = [event({"role": "assistant", "content": ""})]
+    body += [event({"content": f" word{i}"}) for i in range(EVENTS - 2)]
+    body += [event({}, "stop"), b"data: [DONE]\n\n"]
+    return body
+
+
+def _reads(events: list[bytes], bulk: bool) -> list[bytes]:
+    if not bulk:
+        return events
+    whole = b"".join(events)
+    return [whole[i : i + BULK_READ] for i in range(0, len(whole), BULK_READ)]
+
+
+def _cpu_ms() -> float:
+    usage = js.process.cpuUsage()
+    return (usage.user + usage.system) / 1000
+
+
+class _Answer:
+    def __init__(self, body: object) -> None:
+        self.body = body
+
+
+async def _relay_once(reads: list[bytes], translator: object) -> float:
+    stream = _make_stream(to_js([js.Uint8Array.new(to_js(r)) for r in reads]))
+    reader = stream.getReader()
+    first = await reader.read()
+    head = first.value.to_bytes()
+    if translator is None:  # the pass-through path reads the rest through a tee of the body
+        reader.releaseLock()
+        reader = stream.getReader()
+    opened = OpenedStream(_Answer(stream), reader, head, first_event(head))
+    start = _cpu_ms()
+    if translator is None:
+        relay = Relay(opened, 60_000, "bench/m")
+    else:
+        relay = TranslatedRelay(opened, 60_000, "bench/m", translator)
+    task = asyncio.ensure_future(relay.run())
+    size = await _drain(relay.readable)
+    await task
+    elapsed = _cpu_ms() - start
+    assert size > 0
+    return elapsed
+
+
+SURFACES = {
+    "openai (pass-through)": lambda: None,
+    "anthropic /v1/messages": lambda: anthropic.AnthropicStream("m"),
+    "responses /v1/responses": lambda: responses.ResponsesStream("m", created_at=1_700_000_000),
+    "gemini :streamGenerateContent": lambda: gemini.GeminiStream("m", sse=True),
+    "ollama /api/chat": lambda: OllamaStream("m", created_at="2026-01-01T00:00:00Z", mode="chat"),
+}
+
+
+async def main() -> None:
+    events = _events()
+    report: dict[str, dict[str, float]] = {}
+    for name, make in SURFACES.items():
+        row = {}
+        for label, bulk in (("one_event_per_read", False), ("16KiB_reads", True)):
+            reads = _reads(events, bulk)
+            await _relay_once(reads, make())  # warm: imports, JIT of the JS side
+            best = min([await _relay_once(reads, make()) for _ in range(ROUNDS)])
+            row[f"{label}_ms_per_{EVENTS}_events"] = round(best, 2)
+            row[f"{label}_us_per_event"] = round(best * 1000 / EVENTS, 2)
+        report[name] = row
+    print(json.dumps(report, indent=2))
+
+
+await main()  # noqa: F704 - run-python.mjs runs this file with runPythonAsync
