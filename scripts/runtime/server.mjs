@@ -6,16 +6,30 @@
 //
 // Node's HTTP server turns each request into a Web `Request`, hands it to the Worker's
 // `Default.fetch` (via dispatch.py) with `env` (secrets and vars, plus the D1 binding) and a `ctx`
-// honouring waitUntil, and streams the Web `Response` back chunk by chunk, unbuffered.
+// honouring waitUntil, and streams the Web `Response` back chunk by chunk, unbuffered. Each
+// request then gets one line on stdout (requestlog.mjs).
+//
+// The port is taken first, before the slow part of the start (migrations, Pyodide), so a busy
+// port is reported at once; requests that arrive meanwhile wait until the Worker is loaded.
+//
+// `--create-env-file` (scripts/dev passes it): when the env file does not exist and none of the
+// three secrets is in the process environment, write it from .dev.vars.example with fresh random
+// ADMIN_TOKEN, API_TOKEN and ENCRYPTION_KEY, and say so (never printing them).
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { openD1 } from "./d1.mjs";
 import { loadWorker } from "./python.mjs";
+import { routingOf, trackRequest, wantsColour } from "./requestlog.mjs";
 
 const ROOT = path.resolve(new URL("../..", import.meta.url).pathname);
+const SECRETS = ["ADMIN_TOKEN", "API_TOKEN", "ENCRYPTION_KEY"];
+
+/** A start-up failure the user can fix: printed as one `error: …` line, no stack trace. */
+class StartError extends Error {}
 
 function readJsonc(file) {
   // Strip // and /* */ comments outside strings, then trailing commas.
@@ -39,6 +53,36 @@ function readEnvFile(file) {
   return vars;
 }
 
+/** Fresh values for the three secrets: tokens well past the 16-character minimum, a 64-hex key. */
+function freshSecrets() {
+  return {
+    ADMIN_TOKEN: `admin-${randomBytes(24).toString("hex")}`,
+    API_TOKEN: `api-${randomBytes(24).toString("hex")}`,
+    ENCRYPTION_KEY: randomBytes(32).toString("hex"),
+  };
+}
+
+/**
+ * Write `envFile` from .dev.vars.example with fresh secrets, unless it exists or the process
+ * environment already provides one of the secrets (then whoever set it manages them).
+ * @returns true when the file was written.
+ */
+function createEnvFile(envFile) {
+  if (fs.existsSync(envFile) || SECRETS.some((name) => process.env[name])) return false;
+  const secrets = freshSecrets();
+  const example = fs.readFileSync(path.join(ROOT, ".dev.vars.example"), "utf8");
+  const written = new Set();
+  const text = example.replace(/^(ADMIN_TOKEN|API_TOKEN|ENCRYPTION_KEY)=.*$/gm, (_line, name) => {
+    written.add(name);
+    return `${name}=${secrets[name]}`;
+  });
+  const absent = SECRETS.filter((name) => !written.has(name)).map((name) => `${name}=${secrets[name]}\n`);
+  const header = "# Written by scripts/dev with fresh random secrets (from .dev.vars.example).\n";
+  // "wx": never overwrite a file that appeared meanwhile; 0600: it holds secrets.
+  fs.writeFileSync(envFile, header + text + absent.join(""), { flag: "wx", mode: 0o600 });
+  return true;
+}
+
 /**
  * The Worker's variables: every name declared in .dev.vars.example or present in the env file;
  * a value already in the process environment wins over the file (SPEC §11).
@@ -48,7 +92,8 @@ function workerVars(envFile) {
   const fromFile = readEnvFile(envFile);
   const vars = {};
   for (const name of new Set([...declared, ...Object.keys(fromFile)])) {
-    const value = process.env[name] ?? fromFile[name];
+    // An empty variable is no value (e.g. exported by `set -a; . ./.dev.vars` from a blank line).
+    const value = process.env[name] || fromFile[name];
     if (value !== undefined && value !== "") vars[name] = value;
   }
   return vars;
@@ -101,7 +146,7 @@ async function applyMigrations(databaseName, persistTo) {
       env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
     });
   } catch (err) {
-    throw new Error(`applying the D1 migrations failed:\n${err.stdout}${err.stderr}`);
+    throw new StartError(`applying the D1 migrations failed:\n${err.stdout}${err.stderr}`);
   }
 }
 
@@ -122,25 +167,127 @@ function installTestClock() {
   };
 }
 
-async function main() {
-  const argv = process.argv.slice(2);
-  const { values } = parseArgs({
-    args: argv[0] === "--" ? argv.slice(1) : argv,
-    options: {
-      port: { type: "string", default: "8787" },
-      "persist-to": { type: "string", default: path.join(ROOT, ".wrangler", "state") },
-      "env-file": { type: "string", default: path.join(ROOT, ".dev.vars") },
-      host: { type: "string", default: "127.0.0.1" },
-    },
+const USAGE = "usage: scripts/dev [--port N] [--persist-to DIR] [--env-file FILE]";
+
+/** The command line, checked: a wrong flag or port is a StartError, not a stack trace. */
+function readOptions(argv) {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv[0] === "--" ? argv.slice(1) : argv,
+      options: {
+        port: { type: "string", default: "8787" },
+        "persist-to": { type: "string", default: path.join(ROOT, ".wrangler", "state") },
+        "env-file": { type: "string", default: path.join(ROOT, ".dev.vars") },
+        host: { type: "string", default: "127.0.0.1" },
+        "create-env-file": { type: "boolean", default: false },
+      },
+    }));
+  } catch (err) {
+    // Node's message goes on about positionals after `--`; its first sentence is the point.
+    throw new StartError(`${err.message.split(". ")[0]}; ${USAGE}`);
+  }
+  const port = Number(values.port);
+  if (!/^\d+$/.test(values.port) || port > 65535) {
+    throw new StartError(`--port takes a number from 0 to 65535, not "${values.port}"`);
+  }
+  return { ...values, port };
+}
+
+/** Listen on host:port; a port that cannot be had is a StartError naming it and the way out. */
+async function listen(server, host, port) {
+  try {
+    await new Promise((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    const another = "choose another with `scripts/dev --port N`";
+    if (err.code === "EADDRINUSE") {
+      throw new StartError(`port ${port} on ${host} is already in use (another scripts/dev?); ${another}`);
+    }
+    if (err.code === "EACCES") throw new StartError(`no permission to listen on port ${port}; ${another}`);
+    throw new StartError(`cannot listen on ${host}:${port} (${err.code ?? err.message})`);
+  }
+}
+
+/**
+ * The HTTP server: each request waits for `worker` (the loaded Worker's dispatch function), runs
+ * it with `env` and a `ctx` whose waitUntil promises are kept in `pending`, and is logged.
+ */
+function createServer({ worker, env, pending, origin }) {
+  const colour = wantsColour(process.stdout);
+  const testClock = process.env.LOCAL_RUNTIME_TEST_CLOCK === "1" ? installTestClock() : undefined;
+  const server = http.createServer(async (req, res) => {
+    if (testClock && req.url === TEST_CLOCK_PATH) return testClock(req, res);
+    const entry = trackRequest(req, res, colour);
+    const ctx = {
+      waitUntil(promise) {
+        const p = Promise.resolve(promise).catch((err) => console.error("waitUntil task failed:", err));
+        pending.add(p);
+        p.finally(() => pending.delete(p));
+      },
+      passThroughOnException() {},
+    };
+    try {
+      const dispatch = await worker;
+      const request = await toWebRequest(req, `http://${req.headers.host ?? origin}`);
+      const response = await dispatch(ctx, env, request);
+      entry.routing = routingOf(response.headers);
+      entry.statusText = response.statusText;
+      await sendWebResponse(response, res);
+    } catch (err) {
+      // workerd answers an uncaught exception with a bare 500 and logs it.
+      console.error("Uncaught exception in fetch:", err);
+      if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
+      res.end(res.headersSent ? undefined : "Internal Server Error");
+    } finally {
+      entry.handled();
+    }
   });
+  server.keepAliveTimeout = 65_000;
+  return server;
+}
+
+/**
+ * The Worker's `env` from the env file, written first if asked and absent. (Unusable secrets are
+ * warned about once Python is loaded, by the Worker's own rule: python.mjs.)
+ */
+function readEnv(envFile, create) {
+  if (create && createEnvFile(envFile)) {
+    const relative = path.relative(process.cwd(), envFile);
+    const shown = relative.startsWith("..") ? envFile : `./${relative}`;
+    console.log(
+      `Created ${shown} with fresh ADMIN_TOKEN, API_TOKEN and ENCRYPTION_KEY: sign in to the config page ` +
+        `with its ADMIN_TOKEN; load them into a shell with: set -a; . ${shown}; set +a`,
+    );
+  }
+  return workerVars(envFile);
+}
+
+async function main() {
+  const values = readOptions(process.argv.slice(2));
   const config = readJsonc(path.join(ROOT, "wrangler.jsonc"));
   const binding = config.d1_databases[0];
   const persistTo = path.resolve(values["persist-to"]);
   // LOCAL_RUNTIME_TRACE_D1=1 logs each D1 statement to stderr: the tests count them.
   const trace = process.env.LOCAL_RUNTIME_TRACE_D1 === "1" ? (sql) => console.error(`[d1] ${sql}`) : undefined;
-  const env = workerVars(path.resolve(values["env-file"]));
+
+  let workerLoaded;
+  const worker = new Promise((resolve) => {
+    workerLoaded = resolve;
+  });
+  const env = {};
+  const pending = new Set();
+  const server = createServer({ worker, env, pending, origin: `${values.host}:${values.port}` });
+  await listen(server, values.host, values.port);
+  Object.assign(env, readEnv(path.resolve(values["env-file"]), values["create-env-file"]));
+
   // The database (migrations, then Miniflare) and Python start side by side; the binding joins
-  // `env` before the first request is accepted.
+  // `env` before the first request is let through.
   const [d1, { dispatch }] = await Promise.all([
     applyMigrations(binding.database_name, persistTo).then(() =>
       openD1({ persistTo, databaseId: binding.database_id, trace }),
@@ -153,32 +300,7 @@ async function main() {
     }),
   ]);
   env[binding.binding] = d1.db;
-
-  const pending = new Set();
-  const testClock = process.env.LOCAL_RUNTIME_TEST_CLOCK === "1" ? installTestClock() : undefined;
-  const server = http.createServer(async (req, res) => {
-    if (testClock && req.url === TEST_CLOCK_PATH) return testClock(req, res);
-    const ctx = {
-      waitUntil(promise) {
-        const p = Promise.resolve(promise).catch((err) => console.error("waitUntil task failed:", err));
-        pending.add(p);
-        p.finally(() => pending.delete(p));
-      },
-      passThroughOnException() {},
-    };
-    try {
-      const request = await toWebRequest(req, `http://${req.headers.host ?? `${values.host}:${values.port}`}`);
-      const response = await dispatch(ctx, env, request);
-      await sendWebResponse(response, res);
-    } catch (err) {
-      // workerd answers an uncaught exception with a bare 500 and logs it.
-      console.error("Uncaught exception in fetch:", err);
-      if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
-      res.end(res.headersSent ? undefined : "Internal Server Error");
-    }
-  });
-  server.keepAliveTimeout = 65_000;
-  await new Promise((resolve) => server.listen(Number(values.port), values.host, resolve));
+  workerLoaded(dispatch);
   console.log(`Ready on http://${values.host}:${server.address().port}`);
 
   let stopping = false;
@@ -203,6 +325,7 @@ async function main() {
 process.on("unhandledRejection", (err) => console.error("Uncaught (in promise):", err));
 
 main().catch((err) => {
-  console.error(err);
+  // A StartError is for the user (one line); anything else is a bug of the runtime (its stack).
+  console.error(err instanceof StartError ? `error: ${err.message}` : err);
   process.exit(1);
 });

@@ -1,0 +1,136 @@
+"""The README's quick start ("## Use it"), run as written so it cannot rot (issue 8).
+
+Its shell blocks run in order as one bash script, then its Python blocks with the host's Python
+in the environment that script built, in a copy of the project in a temporary directory (so
+``.dev.vars`` and ``.wrangler/state`` are the copy's, never the developer's). Only two things are
+changed, by the textual substitutions of ``substitutions()``, each of which must apply: the port
+(a free one instead of 8787) and Groq's base URL (the fake upstream of tests/support/upstream.py).
+The script starts without the three secrets in its environment, as a fresh shell would, and under
+``set -euo pipefail``: an unset ``$ADMIN_TOKEN`` is an error, not ``Bearer ``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from support.runtime import ROOT, free_port
+from support.upstream import FakeUpstream
+
+SECRETS = ("ADMIN_TOKEN", "API_TOKEN", "ENCRYPTION_KEY")
+# Installed by scripts/setup: shared with the copy, not copied.
+INSTALLED = ("node_modules", ".venv", ".cache")
+GROQ_BASE_URL = "https://api.groq.com/openai/v1"
+# The quick start as pasted, including the first start of scripts/dev (its setup is done).
+QUICKSTART_TIMEOUT_S = 300
+
+
+def quickstart_blocks(readme: str) -> tuple[list[str], list[str]]:
+    """The shell and Python code blocks of the README's "## Use it" section, in order."""
+    section = readme.split("\n## Use it\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"^```(\w+)\n(.*?)^```$", section, re.M | re.S)
+    shell = [code for lang, code in blocks if lang in ("sh", "bash")]
+    return shell, [code for lang, code in blocks if lang == "python"]
+
+
+def substitutions(port: int, upstream: FakeUpstream) -> list[tuple[str, str]]:
+    return [
+        (r"\bscripts/dev &", f"scripts/dev --port {port} &"),
+        (r"\b(localhost|127\.0\.0\.1):8787\b", rf"\1:{port}"),
+        (re.escape(GROQ_BASE_URL), upstream.base_url),
+    ]
+
+
+def apply(blocks: list[str], rules: list[tuple[str, str]]) -> list[str]:
+    """``blocks`` with every rule applied; a rule that matches nothing means the README changed."""
+    for pattern, replacement in rules:
+        assert any(re.search(pattern, code) for code in blocks), f"{pattern!r} is gone: see substitutions()"
+        blocks = [re.sub(pattern, replacement, code) for code in blocks]
+    return blocks
+
+
+def copy_project(target: Path) -> None:
+    """The working tree's files (tracked or new, not ignored) under ``target``. What scripts/setup
+    installed is linked, not copied, and the copy's scripts/setup does nothing: scripts/test ran
+    it already, and it must never reinstall into the shared folders through the links."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    for name in INSTALLED:
+        (target / name).symlink_to(ROOT / name)
+    (target / "scripts" / "setup").write_text("#!/bin/sh\n# scripts/test has set up the project.\n")
+
+
+def run_quickstart(project: Path, script: str, log_path: Path) -> tuple[int, str]:
+    """Run ``script`` in ``project``; its exit code and its output (and its children's)."""
+    env = {k: v for k, v in os.environ.items() if k not in SECRETS}
+    # Its own session, so what it leaves running (scripts/dev, after a failure) is stopped too.
+    process = subprocess.Popen(["bash", "-c", script], cwd=project, env=env, stdout=log_path.open("wb"),
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        code = process.wait(timeout=QUICKSTART_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        code = None
+    finally:
+        stop_group(process.pid)
+    output = log_path.read_text(errors="replace")
+    if code is None:
+        pytest.fail(f"the quick start did not finish in {QUICKSTART_TIMEOUT_S} s:\n{output}")
+    return code, output
+
+
+def stop_group(pgid: int) -> None:
+    """SIGTERM what is left of the process group ``pgid``, then wait until it is gone."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)  # polling for the processes to exit
+    os.killpg(pgid, signal.SIGKILL)
+
+
+def test_readme_quickstart_runs_as_written(tmp_path, upstream):
+    shell, python = quickstart_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert shell and python, "the README's Use it section lost its quick start blocks"
+    project = tmp_path / "project"
+    copy_project(project)
+    edited = apply([*shell, *python], substitutions(free_port(), upstream))
+    shell, python = edited[: len(shell)], edited[len(shell):]
+    script = (
+        "set -euo pipefail\n"
+        + "".join(shell)
+        + "".join(f"{sys.executable} - <<'PYTHON'\n{code}PYTHON\n" for code in python)
+        # Stop what the quick start left running (scripts/dev, which exits 0 on SIGTERM).
+        + 'kill "$!"; wait "$!"\n'
+    )
+
+    code, output = run_quickstart(project, script, tmp_path / "quickstart.log")
+
+    assert code == 0, output
+    assert "Created ./.dev.vars with fresh ADMIN_TOKEN, API_TOKEN and ENCRYPTION_KEY" in output
+    assert '"name":"groq"' in output.replace(" ", "")  # the provider was added
+    assert output.count("hello from the fake upstream") == 1 + len(python)  # curl, then Python
+    assert [r.json["model"] for r in upstream.requests] == ["llama-3.3-70b-versatile"] * (1 + len(python))
+    assert re.search(r"^\[request\] POST /v1/chat/completions 200 OK \(\d+ms\) via groq/llama-3.3-70b-versatile$",
+                     output, re.M)
+    secrets = dict(re.findall(r"^([A-Z_]+)=(.+)$", (project / ".dev.vars").read_text(), re.M))
+    for name in SECRETS:
+        assert secrets[name] not in output
