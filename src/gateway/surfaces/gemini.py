@@ -45,6 +45,7 @@ __all__ = [
     "TEXT_MEDIA",
     "TOOL_MODES",
     "GeminiStream",
+    "canonical",
     "count_tokens",
     "from_chat",
     "model_entry",
@@ -131,11 +132,37 @@ def _string(value: Any, param: str) -> str:
     return value
 
 
+# Values whose keys are the caller's own (schemas, call arguments, results): never renamed.
+_OPAQUE = frozenset({"args", "response", "parameters", "parametersJsonSchema", "responseSchema",
+                     "responseJsonSchema", "metadata", "labels"})
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def canonical(value: Any) -> Any:
+    """``value`` with Gemini's field names in camelCase. Google's API takes the proto field
+    names too (``function_declarations``, ``parameters_json_schema``, ``mime_type``), and the
+    google-genai SDK sends some of them so; the caller's own keys (``_OPAQUE``) are kept."""
+    if isinstance(value, list):
+        return [canonical(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, item in value.items():
+        name = _camel(key) if isinstance(key, str) and "_" in key else key
+        out[name] = item if name in _OPAQUE else canonical(item)
+    return out
+
+
 def to_chat(body: dict[str, Any], model: str, stream: bool) -> dict[str, Any]:
-    """The OpenAI chat body of a ``generateContent`` request (rules in the module doc).
+    """The OpenAI chat body of a ``generateContent`` request (rules in the module doc); field
+    names in camelCase or snake_case (``canonical``).
 
     Raises ``InvalidRequestError`` naming the field for a request Gemini would refuse."""
-    body = _object(body, "body")
+    body = canonical(_object(body, "body"))
     chat: dict[str, Any] = {"model": model.removeprefix("models/"), "messages": _messages(body)}
     if stream:
         chat["stream"] = True
@@ -149,7 +176,7 @@ def to_chat(body: dict[str, Any], model: str, stream: bool) -> dict[str, Any]:
 def count_tokens(body: dict[str, Any], model: str) -> dict[str, int]:
     """``countTokens``: ``{"totalTokens": n}``, an estimate of the request's tokens (no upstream
     call). ``body`` holds ``contents`` or a whole ``generateContentRequest``."""
-    body = _object(body, "body")
+    body = canonical(_object(body, "body"))
     if body.get("generateContentRequest") is not None:
         body = _object(body["generateContentRequest"], "generateContentRequest")
     return {"totalTokens": estimate_tokens(to_chat(body, model, False))}

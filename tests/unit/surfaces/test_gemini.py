@@ -680,3 +680,21 @@ def test_sdk_raises_the_error_body() -> None:
     with pytest.raises(errors.ClientError) as raised:
         client.models.generate_content(model="gemini-x", contents="hi")
     assert raised.value.code == 429 and raised.value.status == "RESOURCE_EXHAUSTED" and raised.value.message == "slow down"
+
+
+def test_snake_case_field_names_read_as_camel_case_and_the_callers_keys_are_kept():
+    # google-genai sends some proto field names as they are (parameters_json_schema, mime_type).
+    schema = {"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}
+    body = {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}, {"inline_data": {"mime_type": "image/png", "data": "iVBORw0KGgo="}}]}],
+        "tools": [{"function_declarations": [{"name": "read_file", "parameters_json_schema": schema}]}],
+        "generation_config": {"max_output_tokens": 7, "thinking_config": {"thinking_budget": 0}},
+        "system_instruction": {"parts": [{"text": "be brief"}]},
+    }
+
+    chat = to_chat(body, "m", stream=False)
+
+    assert chat["tools"][0]["function"]["parameters"] == schema
+    assert chat["max_tokens"] == 7
+    assert chat["messages"][0] == {"role": "system", "content": "be brief"}
+    assert chat["messages"][1]["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
