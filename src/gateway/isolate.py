@@ -7,6 +7,7 @@ safe to lose at any time: everything here is rebuilt from D1 and env.
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -58,6 +59,10 @@ def _env_values(env: Any) -> dict[str, str]:
         value = getattr(env, name, None)
         if isinstance(value, int) and not isinstance(value, bool):
             value = str(value)  # a JSON number in wrangler's "vars"
+        elif hasattr(value, "to_py"):
+            value = value.to_py()  # a JSON object in wrangler's "vars" (MODEL_ALIASES) comes as JS
+        if isinstance(value, dict):
+            value = json.dumps(value)  # read back as the env var's JSON text
         if isinstance(value, str) and value:
             values[name] = value
     return values

@@ -420,3 +420,106 @@ def test_screenshots_of_the_main_view(page, gateway, api, add_provider, upstream
 
     # At 360 px nothing is wider than the screen.
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
+
+
+def test_model_aliases_editor(page, gateway, admin, add_provider):
+    add_provider(name="small", priority=1, models=["small-fast"])
+    add_provider(name="big", priority=2, models=["big-slow"])
+    login(page, gateway.admin_token)
+    aliases = page.get_by_test_id("aliases")
+    rows = page.get_by_test_id("alias-row")
+    expect(aliases.get_by_test_id("alias-source")).to_have_text("默认值")
+    expect(rows).to_have_count(0)
+
+    page.get_by_test_id("alias-example").click()  # claude-*haiku* -> the first model, claude-* -> auto
+    expect(rows).to_have_count(2)
+    expect(page.get_by_test_id("alias-target").first).to_have_value("small-fast")
+    page.get_by_test_id("alias-add").click()
+    page.get_by_test_id("alias-pattern").nth(2).fill("gpt-4o*")
+    page.get_by_test_id("alias-save").click()
+    expect(page.locator("#settings-message")).to_contain_text("gpt-4o*")  # it has no target yet
+    page.get_by_test_id("alias-target").nth(2).fill("big-slow")
+    page.get_by_test_id("settings-save").click()
+
+    expect(aliases.get_by_test_id("alias-source")).to_have_text("已保存（D1）")
+    assert admin.get("/settings").json()["settings"]["model_aliases"]["value"] == {
+        "claude-*haiku*": "small-fast", "claude-*": "auto", "gpt-4o*": "big-slow",
+    }
+
+    rows.nth(1).get_by_test_id("alias-remove").click()
+    page.get_by_test_id("alias-save").click()
+    expect(rows).to_have_count(2)
+    expect(page.locator("#settings-message")).to_have_text("设置已保存。")
+    assert list(admin.get("/settings").json()["settings"]["model_aliases"]["value"]) == ["claude-*haiku*", "gpt-4o*"]
+
+    page.get_by_test_id("alias-reset").click()  # back to the default: no alias
+    expect(aliases.get_by_test_id("alias-source")).to_have_text("默认值")
+    expect(rows).to_have_count(0)
+
+
+def test_a_refused_alias_table_shows_the_gateway_message(page, gateway):
+    login(page, gateway.admin_token)
+
+    page.get_by_test_id("alias-add").click()
+    page.get_by_test_id("alias-pattern").fill("x" * 201)
+    page.get_by_test_id("alias-target").fill("auto")
+    page.get_by_test_id("alias-save").click()
+
+    expect(page.locator("#settings-message")).to_contain_text("model_aliases")
+    expect(page.locator("#settings-message")).to_contain_text("200")
+
+
+def test_connect_a_client_shows_this_gateway_and_never_the_token(page, gateway, add_provider):
+    add_provider(name="groq", priority=1, models=["llama-3.3-70b-versatile"])
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=gateway.url)
+    login(page, gateway.admin_token)
+    panel = page.get_by_test_id("connect")
+    code = page.get_by_test_id("connect-code")
+    expected = {
+        "claude": [f'ANTHROPIC_BASE_URL="{gateway.url}"', 'ANTHROPIC_AUTH_TOKEN="<你的 API 令牌>"',
+                   'ANTHROPIC_MODEL="llama-3.3-70b-versatile"', "ANTHROPIC_DEFAULT_HAIKU_MODEL="],
+        "codex": ['model_provider = "fllmapi"', "[model_providers.fllmapi]", f'base_url = "{gateway.url}/v1"',
+                  'env_key = "FLLMAPI_API_KEY"', 'wire_api = "responses"', 'export FLLMAPI_API_KEY="<你的 API 令牌>"'],
+        "gemini": [f'GOOGLE_GEMINI_BASE_URL="{gateway.url}"', 'GEMINI_API_KEY="<你的 API 令牌>"',
+                   'gemini -m "llama-3.3-70b-versatile"'],
+        "openai": [f'base_url="{gateway.url}/v1"', 'api_key="<你的 API 令牌>"'],
+        "apps": [f"{gateway.url}/v1", f"Authorization: Bearer <你的 API 令牌>"],
+    }
+
+    for client, parts in expected.items():
+        panel.locator(f'[data-testid="connect-tab"][data-client="{client}"]').click()
+        expect(page.get_by_test_id("connect-snippet").first).to_have_attribute("data-client", client)
+        text = "\n".join(code.all_inner_texts())
+        for part in parts:
+            assert part in text, (client, part, text)
+        assert gateway.api_token not in text and gateway.admin_token not in text
+
+    panel.locator('[data-testid="connect-tab"][data-client="codex"]').click()
+    page.get_by_test_id("connect-copy").first.click()
+    expect(page.locator("#connect-message")).to_have_text("已复制到剪贴板。")
+    assert page.evaluate("navigator.clipboard.readText()") == code.first.inner_text()
+
+    page.get_by_test_id("connect-model").select_option("auto")  # Gemini CLI has an "auto" of its own
+    panel.locator('[data-testid="connect-tab"][data-client="gemini"]').click()
+    expect(code.first).to_contain_text('gemini -m "<模型 ID>"')
+    page.get_by_test_id("lang-toggle").click()
+    expect(code.first).to_contain_text('GEMINI_API_KEY="<your API token>"')
+    expect(page.get_by_test_id("connect-help")).to_contain_text("Gemini API key")
+
+
+def test_screenshots_of_aliases_and_connect(page, gateway, admin, add_provider):
+    add_provider(name="groq", platform="groq", priority=1, models=["llama-3.3-70b-versatile", "llama-3.1-8b-instant"])
+    admin.put("/settings", json={"model_aliases": {"claude-*haiku*": "llama-3.1-8b-instant", "claude-*": "auto"}})
+    ARTIFACTS.mkdir(exist_ok=True)
+    login(page, gateway.admin_token)
+    expect(page.get_by_test_id("alias-row")).to_have_count(2)
+
+    for lang in ("zh", "en"):
+        page.set_viewport_size({"width": 1280, "height": 900})
+        page.get_by_test_id("aliases").screenshot(path=ARTIFACTS / f"aliases-{lang}.png")
+        page.get_by_test_id("connect").screenshot(path=ARTIFACTS / f"connect-{lang}.png")
+        page.set_viewport_size({"width": 360, "height": 740})
+        page.get_by_test_id("aliases").screenshot(path=ARTIFACTS / f"aliases-{lang}-360.png")
+        page.get_by_test_id("connect").screenshot(path=ARTIFACTS / f"connect-{lang}-360.png")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360
+        page.get_by_test_id("lang-toggle").click()

@@ -15,7 +15,11 @@ from support.runtime import Gateway
 def env_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     running = Gateway.start(
         tmp_path_factory.mktemp("env-gateway"),
-        extra_env={"COOLDOWN_CEILING_MS": "120000", "MAX_CONSECUTIVE_UPSTREAM_FAILS": "often"},
+        extra_env={
+            "COOLDOWN_CEILING_MS": "120000",
+            "MAX_CONSECUTIVE_UPSTREAM_FAILS": "often",
+            "MODEL_ALIASES": '{"claude-*haiku*": "small", "claude-*": "auto"}',
+        },
     )
     yield running
     running.stop()
@@ -31,3 +35,16 @@ def test_env_over_default_and_d1_over_env(env_gateway):
 
     updated = httpx.put(url, headers=auth, json={"routing_cooldown_ceiling_ms": 600_000}).json()["settings"]
     assert updated["routing_cooldown_ceiling_ms"] == {"value": 600_000, "source": "d1"}
+
+
+def test_model_aliases_from_env_then_d1(env_gateway):
+    url = f"{env_gateway.url}/api/admin/settings"
+    auth = {"authorization": f"Bearer {env_gateway.admin_token}"}
+
+    aliases = httpx.get(url, headers=auth).json()["settings"]["model_aliases"]
+    assert aliases == {"value": {"claude-*haiku*": "small", "claude-*": "auto"}, "source": "env"}
+
+    saved = httpx.put(url, headers=auth, json={"model_aliases": {}}).json()["settings"]["model_aliases"]
+    assert saved == {"value": {}, "source": "d1"}  # an empty table in D1 turns the env's off
+    back = httpx.put(url, headers=auth, json={"model_aliases": None}).json()["settings"]["model_aliases"]
+    assert back["source"] == "env"

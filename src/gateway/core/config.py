@@ -6,7 +6,10 @@ Rules (SPEC §2.3, §5.2, §7):
 - A snapshot with no provider is never kept: the next request reads D1 again.
 - For each setting the D1 row wins over the env var, which wins over the default; a value that is
   not valid is skipped so the next source applies. Numbers out of a clamped range are clamped
-  when read; the admin API refuses them instead (``parse_setting(..., clamp=False)``).
+  when read; the admin API refuses them instead (``Setting.accept``).
+- Two kinds of setting share one interface (``read`` stored text, ``accept`` an admin API value,
+  ``refusal``, ``to_json``, ``to_row``): integers (``Setting``) and the model alias table
+  (``AliasesSetting``, a JSON object; ``core/aliases.py``), compiled here, once per snapshot.
 - A setting has two names: its D1 key (``stream_stall_ms``) and its env var (``STREAM_STALL_MS``);
   the admin API takes either (``SETTINGS_BY_NAME``).
 - Tokens: the ``api_token``/``admin_token`` rows win over the ``API_TOKEN``/``ADMIN_TOKEN`` secrets.
@@ -16,15 +19,19 @@ Rules (SPEC §2.3, §5.2, §7):
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from gateway.core import rules
+from gateway.core.aliases import NO_ALIASES, Aliases, alias_problem, compile_aliases
 from gateway.core.hop import DEPLOYMENT_ID_KEY
 
 __all__ = [
+    "AliasesSetting",
+    "AnySetting",
     "Config",
     "ConfigCache",
     "Provider",
@@ -96,8 +103,62 @@ class Setting:
             return f"an integer from {self.clamp[0]} to {self.clamp[1]}"
         return f"an integer >= {self.minimum}"
 
+    def read(self, raw: object) -> int | None:
+        """The value of a D1 row or env var (clamped), or None when it is not valid."""
+        return parse_setting(self, raw)
 
-SETTINGS: tuple[Setting, ...] = (
+    def accept(self, value: object) -> int | None:
+        """The value of an admin API write (never clamped), or None when it is refused."""
+        return parse_setting(self, value, clamp=False)
+
+    def refusal(self, value: object) -> str:
+        """Why ``accept`` refused ``value``."""
+        return f"{self.expected} is expected"
+
+    def to_json(self, value: int) -> int:
+        return value
+
+    def to_row(self, value: int) -> str:
+        return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class AliasesSetting:
+    """The model alias table (``core/aliases.py``): a JSON object, stored as JSON text in the D1
+    row; the env var holds the same JSON. Text that is not a valid table is not valid."""
+
+    key: str
+    env: str
+    default: Aliases = NO_ALIASES
+
+    def read(self, raw: object) -> Aliases | None:
+        if not isinstance(raw, str):
+            return None
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None
+        return self.accept(value)
+
+    def accept(self, value: object) -> Aliases | None:
+        if alias_problem(value) is not None:
+            return None
+        return compile_aliases(value)  # type: ignore[arg-type]  # alias_problem checked it
+
+    def refusal(self, value: object) -> str:
+        return alias_problem(value) or "a JSON object of pattern → model id is expected"
+
+    def to_json(self, value: Aliases) -> dict[str, str]:
+        return value.as_json()
+
+    def to_row(self, value: Aliases) -> str:
+        return json.dumps(value.as_json(), ensure_ascii=False, separators=(",", ":"))
+
+
+AnySetting = Setting | AliasesSetting
+
+
+SETTINGS: tuple[AnySetting, ...] = (
     Setting(
         "routing_cooldown_ceiling_ms",
         "COOLDOWN_CEILING_MS",
@@ -117,6 +178,7 @@ SETTINGS: tuple[Setting, ...] = (
         clamp=(rules.STREAM_STALL_MIN_MS, rules.STREAM_STALL_MAX_MS),
     ),
     Setting("max_body_bytes", "MAX_BODY_BYTES", rules.DEFAULT_MAX_BODY_BYTES, minimum=1),
+    AliasesSetting("model_aliases", "MODEL_ALIASES"),
 )
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
 # Both names of every setting: the D1 key and the env var.
@@ -148,7 +210,9 @@ def parse_setting(setting: Setting, raw: object, *, clamp: bool = True) -> int |
 
 @dataclass(frozen=True, slots=True)
 class SettingValue:
-    value: int
+    """The effective value (``int``, or ``Aliases`` for ``model_aliases``) and where it came from."""
+
+    value: int | Aliases
     source: Source
 
 
@@ -161,6 +225,7 @@ class Settings:
     same_model_retry_max_ms: int = rules.DEFAULT_SAME_MODEL_RETRY_MAX_MS
     stream_stall_ms: int = rules.DEFAULT_STREAM_STALL_MS
     max_body_bytes: int = rules.DEFAULT_MAX_BODY_BYTES
+    model_aliases: Aliases = NO_ALIASES
 
 
 def resolve_settings(
@@ -174,7 +239,7 @@ def resolve_settings(
             (env.get(setting.env), "env"),
         )
         for raw, source in candidates:
-            value = parse_setting(setting, raw) if raw is not None else None
+            value = setting.read(raw) if raw is not None else None
             if value is not None:
                 resolved[setting.key] = SettingValue(value, source)
                 break

@@ -3,7 +3,8 @@
 Reads go to D1 directly (the admin sees what is stored, not a snapshot); every write
 invalidates the isolate's configuration snapshot. A provider's ``base_url`` may not be this
 gateway's own origin (it would loop, ``core/hop.py``); a setting is named by its D1 key or its env
-var and must be in its range; a new token must be usable (``core/credentials.py``).
+var and must be valid for its kind (an integer in its range; ``model_aliases``: an alias table,
+``core/aliases.py``); a new token must be usable (``core/credentials.py``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway import isolate
-from gateway.core.config import SETTINGS, SETTINGS_BY_NAME, Config, Provider, parse_setting
+from gateway.core.config import SETTINGS, SETTINGS_BY_KEY, SETTINGS_BY_NAME, Config, Provider
 from gateway.core.credentials import MIN_TOKEN_LENGTH, token_problem
 from gateway.core.hop import same_origin
 from gateway.core.tokens import hint, token_matches
@@ -148,7 +149,12 @@ async def delete_provider(call: Call) -> JsResponse:
 
 def _settings_json(config: Config) -> dict[str, Any]:
     values = config.setting_values
-    return {"settings": {key: {"value": v.value, "source": v.source} for key, v in values.items()}}
+    return {
+        "settings": {
+            key: {"value": SETTINGS_BY_KEY[key].to_json(v.value), "source": v.source}  # type: ignore[arg-type]
+            for key, v in values.items()
+        }
+    }
 
 
 async def get_settings(call: Call) -> JsResponse:
@@ -161,7 +167,7 @@ async def put_settings(call: Call) -> JsResponse:
     _, data = await read_json(call.request, ADMIN_BODY_LIMIT)
     if not isinstance(data, dict):
         raise InvalidRequestError("The request body must be a JSON object.", param="body")
-    parsed: dict[str, int | None] = {}
+    parsed: dict[str, Any] = {}
     for name, value in data.items():
         setting = SETTINGS_BY_NAME.get(name)
         if setting is None:
@@ -172,16 +178,14 @@ async def put_settings(call: Call) -> JsResponse:
                 f"The setting '{setting.key}' is given twice (as {setting.key} and {setting.env}).",
                 param=name,
             )
-        parsed[setting.key] = None if value is None else parse_setting(setting, value, clamp=False)
+        parsed[setting.key] = None if value is None else setting.accept(value)
         if value is not None and parsed[setting.key] is None:
-            raise InvalidRequestError(
-                f"Invalid value for '{name}': {setting.expected} is expected.", param=name
-            )
+            raise InvalidRequestError(f"Invalid value for '{name}': {setting.refusal(value)}.", param=name)
     for key, value in parsed.items():
         if value is None:
             await d1.delete_setting(call.env.DB, key)
         else:
-            await d1.put_setting(call.env.DB, key, str(value))
+            await d1.put_setting(call.env.DB, key, SETTINGS_BY_KEY[key].to_row(value))
     _changed()
     return json_response(_settings_json(await isolate.load_config(call.env)))
 

@@ -144,6 +144,21 @@ ul.plain { list-style: none; margin: 0; padding: 0; display: grid; gap: 8px; }
 .setting:first-child { border-top: 0; padding-top: 0; }
 .setting-controls { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; }
 .setting-controls input { flex: 1 1 140px; width: auto; }
+.aliases { display: grid; gap: 8px; margin-top: 12px; padding-top: 12px; border-top: 1px solid var(--border); }
+.aliases h3 { margin: 0; }
+.alias-row { display: grid; grid-template-columns: minmax(0, 1fr) auto minmax(0, 1fr) auto; align-items: center; gap: 6px; }
+.alias-row .arrow { color: var(--muted); }
+@media (max-width: 480px) {
+  .alias-row { grid-template-columns: auto minmax(0, 1fr) auto; }
+  .alias-row .pattern { grid-column: 1 / -1; }
+}
+.tabs { display: flex; flex-wrap: wrap; gap: 6px; }
+.tabs button[aria-selected="true"] { background: var(--accent); border-color: var(--accent); color: var(--accent-text); }
+.snippet { display: grid; gap: 4px; min-width: 0; }
+pre.code {
+  margin: 0; padding: 10px 12px; overflow-x: auto; white-space: pre; background: var(--bg);
+  border: 1px solid var(--border); border-radius: 6px;
+}
 </style>
 </head>
 <body>
@@ -315,8 +330,21 @@ ul.plain { list-style: none; margin: 0; padding: 0; display: grid; gap: 8px; }
       <p class="muted" data-i18n="settings.help"></p>
       <p id="settings-message" class="note" role="status"></p>
       <div id="settings"></div>
+      <div id="aliases" class="aliases" data-testid="aliases"></div>
     </section>
   </div>
+
+  <section class="card stack" data-testid="connect">
+    <div class="section-head"><h2 data-i18n="connect.heading"></h2></div>
+    <p class="muted" data-i18n="connect.help"></p>
+    <div class="tabs" id="connect-tabs" role="tablist"></div>
+    <div class="field">
+      <label for="connect-model" data-i18n="connect.model"></label>
+      <select id="connect-model" data-testid="connect-model"></select>
+    </div>
+    <p id="connect-message" class="note" role="status"></p>
+    <div id="connect" class="stack"></div>
+  </section>
 </main>
 
 <script>
@@ -459,7 +487,51 @@ const I18N = {
     "settingHelp.max_consecutive_upstream_fails": "A request stops with 503 after this many failed attempts in a row; 0 turns it off.",
     "settingHelp.same_model_retry_max_ms": "A 429 asking to wait at most this long is waited for and retried on the same model.",
     "settingHelp.stream_stall_ms": "A stream with no data for this long ends with an error event.",
-    "settingHelp.max_body_bytes": "Larger requests are refused with 413."
+    "settingHelp.max_body_bytes": "Larger requests are refused with 413.",
+    "setting.model_aliases": "Model aliases",
+    "settingHelp.model_aliases": "Send the model names clients ask for to a model of yours, on every API (OpenAI, Anthropic, Responses, Gemini, Ollama). * matches any characters; the whole name must match, in any case; the first matching row wins. A target is a model id or auto. The target counts as the model asked for: X-Fallback-From names it only when another model served.",
+    "aliases.pattern": "Pattern",
+    "aliases.target": "Target model",
+    "aliases.patternPlaceholder": "claude-*haiku*",
+    "aliases.targetPlaceholder": "model id or auto",
+    "aliases.add": "Add alias",
+    "aliases.example": "Add the Claude Code example",
+    "aliases.remove": "Remove",
+    "aliases.empty": "No alias: every model name is routed as it is asked.",
+    "aliases.needPattern": "Alias {n}: enter a pattern.",
+    "aliases.needTarget": "Alias “{pattern}”: enter a target model (or auto).",
+    "aliases.duplicate": "The pattern “{pattern}” is given twice.",
+    "connect.heading": "Connect a client",
+    "connect.help": "Copy-ready set-up for the clients below, with this gateway's address. Put your API token where it says so (the token set under Tokens, or API_TOKEN); this page never shows it.",
+    "connect.model": "Model",
+    "connect.auto": "auto (any model, by priority)",
+    "connect.tokenPlaceholder": "<your API token>",
+    "connect.modelPlaceholder": "<model id>",
+    "connect.copy": "Copy",
+    "connect.copied": "Copied to the clipboard.",
+    "connect.copyFailed": "The browser refused to copy: select the text and copy it by hand.",
+    "connect.shell": "In a shell (bash, zsh)",
+    "connect.codexFile": "~/.codex/config.toml",
+    "connect.python": "Python (pip install openai)",
+    "connect.apps": "Settings of the app",
+    "client.claude": "Claude Code",
+    "client.codex": "Codex CLI",
+    "client.gemini": "Gemini CLI",
+    "client.openai": "OpenAI SDK",
+    "client.apps": "Cherry Studio / Open WebUI / Ollama apps",
+    "clientHelp.claude": "Claude Code speaks Anthropic Messages; ANTHROPIC_AUTH_TOKEN is sent as a Bearer token. Its quick background tasks ask for the haiku model. Any other claude-… name it asks for degrades to your providers, or follows a model alias such as claude-* → auto.",
+    "clientHelp.codex": "Codex CLI speaks only the Responses API (wire_api = \"responses\"). Put the file in place, set the variable, then run codex.",
+    "clientHelp.gemini": "Gemini CLI speaks the Gemini API and sends the key as x-goog-api-key. When it asks how to sign in, choose the Gemini API key. It reads auto, pro and flash as names of its own: give a model id.",
+    "clientHelp.openai": "Any OpenAI SDK or OpenAI-compatible tool: base URL ending in /v1, the API token as the key. Chat Completions and the Responses API both work.",
+    "clientHelp.apps": "Cherry Studio adds /v1 itself, so give it the bare address; Open WebUI takes the /v1 address; apps built for Ollama take the bare address and send the token as a Bearer header.",
+    "apps.cherry": "Cherry Studio · provider type OpenAI",
+    "apps.openwebui": "Open WebUI · Settings → Connections → OpenAI API",
+    "apps.ollama": "Ollama-compatible apps",
+    "apps.address": "API address",
+    "apps.url": "URL",
+    "apps.host": "Host",
+    "apps.key": "API key",
+    "apps.header": "Header"
   },
   "zh": {
     "app.title": "fllmapi-worker · 配置",
@@ -597,7 +669,51 @@ const I18N = {
     "settingHelp.max_consecutive_upstream_fails": "一次请求连续失败这么多次后停止并返回 503；0 表示关闭。",
     "settingHelp.same_model_retry_max_ms": "429 要求等待的时间不超过此值时，等待后在同一模型上重试。",
     "settingHelp.stream_stall_ms": "流式回答超过此时间没有数据，就以错误事件结束。",
-    "settingHelp.max_body_bytes": "更大的请求以 413 拒绝。"
+    "settingHelp.max_body_bytes": "更大的请求以 413 拒绝。",
+    "setting.model_aliases": "模型别名",
+    "settingHelp.model_aliases": "把客户端请求的模型名转到你自己的模型，对所有接口生效（OpenAI、Anthropic、Responses、Gemini、Ollama）。* 匹配任意字符；必须匹配整个名称，不区分大小写；按顺序第一条匹配的生效。目标是模型 ID 或 auto。目标即视为所请求的模型：只有由其他模型回答时，X-Fallback-From 才会写出它。",
+    "aliases.pattern": "匹配模式",
+    "aliases.target": "目标模型",
+    "aliases.patternPlaceholder": "claude-*haiku*",
+    "aliases.targetPlaceholder": "模型 ID 或 auto",
+    "aliases.add": "添加别名",
+    "aliases.example": "添加 Claude Code 示例",
+    "aliases.remove": "删除",
+    "aliases.empty": "没有别名：每个模型名按请求原样路由。",
+    "aliases.needPattern": "第 {n} 条别名：请填写匹配模式。",
+    "aliases.needTarget": "别名“{pattern}”：请填写目标模型（或 auto）。",
+    "aliases.duplicate": "匹配模式“{pattern}”重复了。",
+    "connect.heading": "连接客户端",
+    "connect.help": "以下客户端的现成配置，已填好本网关的地址。在标明的位置填入你的 API 令牌（在“令牌”中设置的，或 API_TOKEN）；本页面不会显示它。",
+    "connect.model": "模型",
+    "connect.auto": "auto（任意模型，按优先级）",
+    "connect.tokenPlaceholder": "<你的 API 令牌>",
+    "connect.modelPlaceholder": "<模型 ID>",
+    "connect.copy": "复制",
+    "connect.copied": "已复制到剪贴板。",
+    "connect.copyFailed": "浏览器拒绝复制：请选中文字后手动复制。",
+    "connect.shell": "在终端中（bash、zsh）",
+    "connect.codexFile": "~/.codex/config.toml",
+    "connect.python": "Python（pip install openai）",
+    "connect.apps": "应用中的设置",
+    "client.claude": "Claude Code",
+    "client.codex": "Codex CLI",
+    "client.gemini": "Gemini CLI",
+    "client.openai": "OpenAI SDK",
+    "client.apps": "Cherry Studio / Open WebUI / Ollama 应用",
+    "clientHelp.claude": "Claude Code 使用 Anthropic Messages 接口；ANTHROPIC_AUTH_TOKEN 以 Bearer 令牌发送。它的后台小任务请求 haiku 模型。它请求的其他 claude-… 名称会降级到你的服务商，或按模型别名转发（如 claude-* → auto）。",
+    "clientHelp.codex": "Codex CLI 只使用 Responses 接口（wire_api = \"responses\"）。放好配置文件、设置环境变量，然后运行 codex。",
+    "clientHelp.gemini": "Gemini CLI 使用 Gemini 接口，密钥以 x-goog-api-key 发送。询问登录方式时选择 Gemini API 密钥。它把 auto、pro、flash 当作自己的名称：请填写模型 ID。",
+    "clientHelp.openai": "任意 OpenAI SDK 或 OpenAI 兼容工具：Base URL 以 /v1 结尾，密钥填 API 令牌。Chat Completions 和 Responses 接口都可用。",
+    "clientHelp.apps": "Cherry Studio 会自己加上 /v1，所以填不带路径的地址；Open WebUI 填带 /v1 的地址；为 Ollama 设计的应用填不带路径的地址，并以 Bearer 请求头发送令牌。",
+    "apps.cherry": "Cherry Studio · 提供商类型 OpenAI",
+    "apps.openwebui": "Open WebUI · 设置 → 外部连接 → OpenAI API",
+    "apps.ollama": "Ollama 兼容应用",
+    "apps.address": "API 地址",
+    "apps.url": "URL",
+    "apps.host": "Host",
+    "apps.key": "API 密钥",
+    "apps.header": "请求头"
   }
 };
 
@@ -608,7 +724,13 @@ const MIN_TOKEN_CHARS = 16;
 const POLL_MS = 10000;
 const TICK_MS = 1000;
 // Sections with a message line (#<section>-message) that note() writes to.
-const SECTIONS = ["status", "providers", "preset", "custom", "tokens", "settings"];
+const SECTIONS = ["status", "providers", "preset", "custom", "tokens", "settings", "connect"];
+const ALIASES_KEY = "model_aliases";
+// The aliases the example button adds: Claude Code's small background model to a small model
+// (the page picks the first one a provider declares), everything else it asks for to auto.
+const CLAUDE_EXAMPLE = [["claude-*haiku*", null], ["claude-*", "auto"]];
+// The "Connect a client" tabs, in order (each has client.<id> and clientHelp.<id> texts).
+const CLIENTS = ["claude", "codex", "gemini", "openai", "apps"];
 
 const state = {
   lang: localStorage.getItem(LANG_STORAGE) === "en" ? "en" : "zh",
@@ -619,6 +741,8 @@ const state = {
   platforms: [],
   settings: {},
   settingDrafts: {},
+  aliasDraft: null,  // [{pattern, target}] once the alias rows were edited, else null (the saved table)
+  connect: { client: "claude", model: null },  // model null: the first model a provider declares
   cooldowns: [],   // /status entries, each with untilMs on this browser's clock
   verifyResults: null,
   editing: null,   // the draft of the provider being edited: {id, name, platform, …}
@@ -737,6 +861,7 @@ async function loadPlatforms() {
 async function loadSettings() {
   state.settings = (await api("GET", "/settings")).settings;
   state.settingDrafts = {};
+  state.aliasDraft = null;
 }
 
 async function loadStatus() {
@@ -834,6 +959,7 @@ function renderAll() {
     renderPresetForm();
     renderTokens();
     renderSettings();
+    renderConnect();
   }
   SECTIONS.forEach(renderNote);
 }
@@ -1023,6 +1149,7 @@ function renderSettings() {
   const box = byId("settings");
   box.replaceChildren();
   for (const [key, setting] of Object.entries(state.settings)) {
+    if (key === ALIASES_KEY) continue;  // a table, not a number: renderAliases
     const id = "setting-" + key;
     const draft = key in state.settingDrafts ? state.settingDrafts[key] : String(setting.value);
     box.append(el("div", { class: "setting", "data-testid": "setting-row", "data-setting": key },
@@ -1041,6 +1168,203 @@ function renderSettings() {
           : null),
       el("p", { class: "muted" }, t("settingHelp." + key))));
   }
+  renderAliases();
+}
+
+// --- Model aliases (a table setting: pattern -> target, in order) ----------------------------
+
+// The saved table as rows. (Object order is the table's order; only a pattern that is a plain
+// integer such as "7" would be moved first by JSON.parse, and no model is named like that.)
+function savedAliasRows() {
+  const setting = state.settings[ALIASES_KEY];
+  const table = setting ? setting.value : {};
+  return Object.entries(table).map(([pattern, target]) => ({ pattern, target }));
+}
+
+function aliasRows() {
+  if (state.aliasDraft === null) state.aliasDraft = savedAliasRows();
+  return state.aliasDraft;
+}
+
+// Every model the providers declare, once, in priority order (as /v1/models lists them).
+function modelCatalog() {
+  const models = [];
+  for (const p of state.providers) {
+    if (!p.enabled) continue;
+    for (const m of p.models) if (!models.includes(m)) models.push(m);
+  }
+  return models;
+}
+
+function renderAliases() {
+  const box = byId("aliases");
+  const setting = state.settings[ALIASES_KEY];
+  box.replaceChildren();
+  if (!setting) return;
+  const rows = aliasRows();
+  const list = el("div", { class: "stack" }, rows.map((row, index) => aliasRow(row, index)));
+  if (!rows.length) list.append(el("p", { class: "muted", "data-testid": "alias-empty" }, t("aliases.empty")));
+  box.append(
+    el("div", { class: "between" },
+      el("h3", null, t("setting." + ALIASES_KEY)),
+      el("span", { class: "setting-controls" },
+        el("span", { class: setting.source === "d1" ? "chip ok" : "chip", "data-testid": "alias-source" },
+          t("settingSource." + setting.source)),
+        setting.source === "d1"
+          ? smallButton("alias-reset", "settings.reset",
+            guarded("settings", () => putSettings({ [ALIASES_KEY]: null })), "ghost")
+          : null)),
+    el("p", { class: "muted" }, t("settingHelp." + ALIASES_KEY)),
+    list,
+    el("div", { class: "setting-controls" },
+      smallButton("alias-add", "aliases.add", () => editAliases((r) => r.concat([{ pattern: "", target: "" }]))),
+      smallButton("alias-example", "aliases.example", () => editAliases(addClaudeExample)),
+      smallButton("alias-save", "settings.save", guarded("settings", saveSettings), "primary")),
+    el("datalist", { id: "alias-models" }, ["auto", ...modelCatalog()].map((m) => el("option", { value: m }))));
+}
+
+function aliasRow(row, index) {
+  const input = (key, testId, labelKey, placeholderKey, extra) => el("input", Object.assign({
+    value: row[key], class: "mono", spellcheck: "false", "data-testid": testId,
+    "aria-label": t(labelKey) + " " + (index + 1), placeholder: t(placeholderKey),
+    oninput: (e) => { row[key] = e.target.value; },
+  }, extra));
+  return el("div", { class: "alias-row", "data-testid": "alias-row" },
+    input("pattern", "alias-pattern", "aliases.pattern", "aliases.patternPlaceholder", { class: "mono pattern" }),
+    el("span", { class: "arrow", "aria-hidden": "true" }, "→"),
+    input("target", "alias-target", "aliases.target", "aliases.targetPlaceholder", { list: "alias-models" }),
+    smallButton("alias-remove", "aliases.remove",
+      () => editAliases((rows) => rows.filter((_, i) => i !== index)), "ghost"));
+}
+
+function editAliases(change) {
+  state.aliasDraft = change(aliasRows().slice());
+  renderAliases();
+}
+
+function addClaudeExample(rows) {
+  const small = modelCatalog()[0] || "auto";
+  const taken = new Set(rows.map((r) => r.pattern.trim().toLowerCase()));
+  const added = CLAUDE_EXAMPLE.filter(([pattern]) => !taken.has(pattern))
+    .map(([pattern, target]) => ({ pattern, target: target || small }));
+  return rows.filter((r) => r.pattern.trim() || r.target.trim()).concat(added);
+}
+
+// The rows as the table the admin API takes (blank rows dropped), or throws what is missing.
+function aliasTable() {
+  const table = {};
+  const seen = new Set();
+  aliasRows().forEach((row, index) => {
+    const pattern = row.pattern.trim();
+    const target = row.target.trim();
+    if (!pattern && !target) return;
+    if (!pattern) throw new Error(t("aliases.needPattern", { n: index + 1 }));
+    if (!target) throw new Error(t("aliases.needTarget", { pattern }));
+    if (seen.has(pattern.toLowerCase())) throw new Error(t("aliases.duplicate", { pattern }));
+    seen.add(pattern.toLowerCase());
+    table[pattern] = target;
+  });
+  return table;
+}
+
+// --- Connect a client -----------------------------------------------------------------------
+
+// Every snippet holds this page's own origin and a placeholder for the token, never a token.
+function connectModel() {
+  const models = modelCatalog();
+  const chosen = state.connect.model;
+  if (chosen === "auto" || models.includes(chosen)) return chosen;
+  return models[0] || "auto";
+}
+
+function clientSnippets(client, origin, model) {
+  const token = t("connect.tokenPlaceholder");
+  const shell = (lines) => ({ label: "connect.shell", text: lines.join("\n") });
+  if (client === "claude") {
+    return [shell([
+      'export ANTHROPIC_BASE_URL="' + origin + '"',
+      'export ANTHROPIC_AUTH_TOKEN="' + token + '"',
+      'export ANTHROPIC_MODEL="' + model + '"',
+      'export ANTHROPIC_DEFAULT_HAIKU_MODEL="' + model + '"',
+      "claude",
+    ])];
+  }
+  if (client === "codex") {
+    return [
+      { label: "connect.codexFile", text: [
+        'model = "' + model + '"',
+        'model_provider = "fllmapi"',
+        "",
+        "[model_providers.fllmapi]",
+        'name = "fllmapi-worker"',
+        'base_url = "' + origin + '/v1"',
+        'env_key = "FLLMAPI_API_KEY"',
+        'wire_api = "responses"',
+      ].join("\n") },
+      shell(['export FLLMAPI_API_KEY="' + token + '"', "codex"]),
+    ];
+  }
+  if (client === "gemini") {
+    const named = model === "auto" ? t("connect.modelPlaceholder") : model;
+    return [shell([
+      'export GOOGLE_GEMINI_BASE_URL="' + origin + '"',
+      'export GEMINI_API_KEY="' + token + '"',
+      'gemini -m "' + named + '"',
+    ])];
+  }
+  if (client === "openai") {
+    return [{ label: "connect.python", text: [
+      "from openai import OpenAI",
+      "",
+      'client = OpenAI(base_url="' + origin + '/v1", api_key="' + token + '")',
+      'answer = client.chat.completions.create(model="' + model + '", messages=[{"role": "user", "content": "Hello"}])',
+      "print(answer.choices[0].message.content)",
+    ].join("\n") }];
+  }
+  return [
+    { label: "apps.cherry", text: t("apps.address") + ": " + origin + "\n" + t("apps.key") + ": " + token },
+    { label: "apps.openwebui", text: t("apps.url") + ": " + origin + "/v1\n" + t("apps.key") + ": " + token },
+    { label: "apps.ollama", text: t("apps.host") + ": " + origin + "\n" + t("apps.header") + ": Authorization: Bearer " + token },
+  ];
+}
+
+function renderConnect() {
+  const tabs = byId("connect-tabs");
+  tabs.replaceChildren(...CLIENTS.map((id) => el("button", {
+    type: "button", role: "tab", "aria-selected": String(id === state.connect.client),
+    "data-testid": "connect-tab", "data-client": id,
+    onclick: () => { state.connect.client = id; note("connect", "", ""); renderConnect(); },
+  }, t("client." + id))));
+  const model = connectModel();
+  const select = byId("connect-model");
+  select.replaceChildren(el("option", { value: "auto" }, t("connect.auto")),
+    ...modelCatalog().map((m) => el("option", { value: m }, m)));
+  select.value = model;
+  const client = state.connect.client;
+  const box = byId("connect");
+  box.replaceChildren(el("p", { class: "muted", "data-testid": "connect-help" }, t("clientHelp." + client)));
+  for (const snippet of clientSnippets(client, location.origin, model)) {
+    box.append(el("div", { class: "snippet", "data-testid": "connect-snippet", "data-client": client },
+      el("div", { class: "between" },
+        el("span", { class: "label mono" }, t(snippet.label)),
+        smallButton("connect-copy", "connect.copy", guarded("connect", () => copyText(snippet.text)))),
+      el("pre", { class: "code mono", "data-testid": "connect-code" }, snippet.text)));
+  }
+}
+
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch (err) {
+    // No async clipboard outside a secure context (plain http to a LAN address): the old way.
+    const area = el("textarea", { readonly: true, value: text });
+    document.body.append(area);
+    area.select();
+    const copied = document.execCommand("copy");
+    area.remove();
+    if (!copied) throw new Error(t("connect.copyFailed"));
+  }
+  note("connect", "ok", t("connect.copied"));
 }
 
 // --- Providers ------------------------------------------------------------------------------
@@ -1049,6 +1373,8 @@ async function reloadProviders() {
   await Promise.all([loadProviders(), loadStatus()]);
   renderProviders();
   renderStatus();
+  renderAliases();  // the target suggestions and the connect panel's models follow the providers
+  renderConnect();
 }
 
 function startEdit(p) {
@@ -1258,13 +1584,24 @@ async function saveAdminToken() {
 async function putSettings(body) {
   state.settings = (await api("PUT", "/settings", body)).settings;
   state.settingDrafts = {};
+  state.aliasDraft = null;
   renderSettings();
   note("settings", "ok", t("settings.saved"));
 }
 
-// Only what changed is sent; an emptied field drops the saved value (back to env or default).
+// Only what changed is sent; an emptied field (or an alias table with no row) drops the saved
+// value (back to env or default).
 async function saveSettings() {
   const body = {};
+  if (state.aliasDraft !== null) {
+    const table = aliasTable();
+    const saved = state.settings[ALIASES_KEY];
+    if (!Object.keys(table).length) {
+      if (saved.source === "d1") body[ALIASES_KEY] = null;
+    } else if (JSON.stringify(table) !== JSON.stringify(saved.value)) {
+      body[ALIASES_KEY] = table;
+    }
+  }
   for (const [key, draft] of Object.entries(state.settingDrafts)) {
     const text = draft.trim();
     if (text === "") {
@@ -1351,6 +1688,10 @@ function wire() {
   byId("token-api-save").addEventListener("click", guarded("tokens", saveApiToken));
   byId("token-admin-save").addEventListener("click", guarded("tokens", saveAdminToken));
   byId("settings-save").addEventListener("click", guarded("settings", saveSettings));
+  byId("connect-model").addEventListener("change", (e) => {
+    state.connect.model = e.target.value;
+    renderConnect();
+  });
 }
 
 wire();

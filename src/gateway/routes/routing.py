@@ -1,6 +1,8 @@
 """Running one chat body through the router, for every front door (SPEC §2–§4, §12).
 
-``route`` builds the chain and runs the fallback loop; the helpers turn its outcome into the
+``route`` applies the model aliases (``core/aliases.py``: the alias target is then what the request
+asks for, so ``X-Fallback-From`` names it, not the client's name), builds the chain and runs the
+fallback loop; the helpers turn its outcome into the
 headers every surface sends (``X-Routed-Via``, ``X-Fallback-*``) and the honest error when
 nothing served. What a surface does with a ``Served`` answer is its own business.
 """
@@ -8,6 +10,7 @@ nothing served. What a surface does with a ``Served`` answer is its own business
 from __future__ import annotations
 
 from gateway import isolate
+from gateway.core.aliases import resolve_alias
 from gateway.core.attempt import Candidate
 from gateway.core.chain import build_chain
 from gateway.core.config import Config
@@ -26,9 +29,11 @@ __all__ = ["exhausted_error", "route", "routed_via", "routing_headers", "trail_h
 async def route(
     config: Config, body: ChatBody, model: str | None, stream: bool, hops: Hops = Hops()
 ) -> LoopResult:
-    """The fallback loop's result for ``body`` asking for ``model`` (None or ``auto``: any);
-    ``hops``: what ``require_api`` returned (the loop guard's mark is forwarded upstream)."""
+    """The fallback loop's result for ``body`` asking for ``model`` (None or ``auto``: any), or
+    for the target of the first model alias that matches it; ``hops``: what ``require_api``
+    returned (the loop guard's mark is forwarded upstream)."""
     state = isolate.current().router
+    model = resolve_alias(config.settings.model_aliases, model) or model
     chain = build_chain(list(config.enabled_providers), model, state, isolate.now_ms())
     attempt = OpenAIUpstream(config, body, stream, hops)
     return await run_loop(chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK)

@@ -144,3 +144,47 @@ def test_encryption_key_is_not_in_the_repr():
     config = build_config([], {}, {"ENCRYPTION_KEY": "ab" * 32}, 0)
 
     assert "ab" * 32 not in repr(config)
+
+
+ALIASES = "model_aliases"
+
+
+@pytest.mark.parametrize(
+    ("rows", "env", "table", "source"),
+    [
+        pytest.param({}, {}, {}, "default", id="default-empty"),
+        pytest.param({}, {"MODEL_ALIASES": '{"claude-*": "auto"}'}, {"claude-*": "auto"}, "env", id="env"),
+        pytest.param({ALIASES: '{"claude-*":"small"}'}, {"MODEL_ALIASES": '{"claude-*": "auto"}'},
+                     {"claude-*": "small"}, "d1", id="d1-over-env"),
+        pytest.param({ALIASES: "{}"}, {"MODEL_ALIASES": '{"claude-*": "auto"}'}, {}, "d1",
+                     id="empty-d1-table-turns-env-off"),
+        pytest.param({ALIASES: "not json"}, {"MODEL_ALIASES": '{"a": "b"}'}, {"a": "b"}, "env",
+                     id="invalid-d1-skipped"),
+        pytest.param({}, {"MODEL_ALIASES": '["claude-*"]'}, {}, "default", id="env-not-an-object"),
+        pytest.param({}, {"MODEL_ALIASES": '{"claude-*": 1}'}, {}, "default", id="env-target-not-a-string"),
+        pytest.param({}, {"MODEL_ALIASES": "[" * 100_000}, {}, "default", id="env-too-deep"),
+    ],
+)
+def test_alias_setting_precedence(rows, env, table, source):
+    config = build_config([], rows, env, now_ms=0)
+
+    assert config.settings.model_aliases.as_json() == table
+    assert config.setting_values[ALIASES].source == source
+    assert config.settings.model_aliases is config.setting_values[ALIASES].value  # compiled once
+
+
+def test_alias_setting_round_trips_through_its_row():
+    setting = SETTINGS_BY_KEY[ALIASES]
+    table = setting.accept({"claude-*haiku*": "小模型", "claude-*": "auto"})
+
+    assert setting.read(setting.to_row(table)) == table
+    assert list(setting.to_json(table)) == ["claude-*haiku*", "claude-*"]
+    assert setting.accept(["x"]) is None
+    assert "JSON object" in setting.refusal(["x"])
+
+
+def test_integer_settings_speak_the_same_interface():
+    setting = SETTINGS_BY_KEY["stream_stall_ms"]
+
+    assert (setting.read("0"), setting.accept(0), setting.to_row(5000)) == (250, None, "5000")
+    assert setting.refusal(0) == "an integer from 250 to 600000 is expected"
