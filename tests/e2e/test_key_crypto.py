@@ -1,5 +1,6 @@
-"""Provider keys at rest (SPEC §7): AES-256-GCM in the original server's hex format, readable by
-Python ``cryptography`` and the other way round; a damaged row fails only its own provider."""
+"""Provider keys at rest (SPEC §7, §13): AES-256-GCM in the original server's hex format, in the
+``provider_keys`` table, readable by Python ``cryptography`` and the other way round; a damaged
+row fails only its own provider."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ BODY = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
 
 
 def _row(gateway, provider_id: int) -> dict:
-    rows = d1_execute(gateway.persist_to, f"SELECT encrypted_key, iv, auth_tag FROM providers WHERE id = {provider_id}")
+    rows = d1_execute(
+        gateway.persist_to, f"SELECT encrypted_key, iv, auth_tag FROM provider_keys WHERE provider_id = {provider_id}"
+    )
     return rows[0]
 
 
@@ -54,8 +57,8 @@ def test_key_sealed_by_python_cryptography_is_used_by_the_gateway(gateway, admin
     ciphertext, tag = sealed[:-16].hex(), sealed[-16:].hex()
     d1_execute(
         gateway.persist_to,
-        f"UPDATE providers SET encrypted_key = '{ciphertext}', iv = '{iv.hex()}', auth_tag = '{tag}' "
-        f"WHERE id = {provider['id']}",
+        f"UPDATE provider_keys SET encrypted_key = '{ciphertext}', iv = '{iv.hex()}', auth_tag = '{tag}' "
+        f"WHERE provider_id = {provider['id']}",
     )
     admin.put("/settings", json={}).raise_for_status()  # an admin write: the isolate re-reads D1
 
@@ -73,7 +76,7 @@ DAMAGES = [
 
 
 def damage_key(gateway, admin, provider_id: int, damage: str) -> None:
-    d1_execute(gateway.persist_to, f"UPDATE providers SET {damage} WHERE id = {provider_id}")
+    d1_execute(gateway.persist_to, f"UPDATE provider_keys SET {damage} WHERE provider_id = {provider_id}")
     admin.put("/settings", json={}).raise_for_status()  # an admin write: the isolate re-reads D1
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gateway.core.attempt import Candidate
-from gateway.core.config import Provider, SealedKey
+from gateway.core.config import Provider, ProviderKey, SealedKey
 from gateway.core.loop import Clock
 
 # 2023-11-14 22:13:20 UTC: far from a UTC midnight, so quota cooldowns are not floored.
@@ -18,7 +18,11 @@ def provider(
     timeout_ms: int | None = None,
     enabled: bool = True,
     name: str | None = None,
+    keys: int = 1,
+    disabled_keys: tuple[int, ...] = (),
 ) -> Provider:
+    """A provider whose ``keys`` keys have ids ``id_*100 + 1``, ``+ 2`` … (``disabled_keys``:
+    those of them that are disabled)."""
     return Provider(
         id=id_,
         name=name or f"p{id_}",
@@ -28,7 +32,10 @@ def provider(
         priority=priority,
         timeout_ms=timeout_ms,
         enabled=enabled,
-        sealed_key=SealedKey("00", "00", "00"),
+        keys=tuple(
+            ProviderKey(id_ * 100 + n, SealedKey("00", "00", "00"), id_ * 100 + n not in disabled_keys)
+            for n in range(1, keys + 1)
+        ),
         created_at=0,
         updated_at=0,
     )

@@ -19,17 +19,19 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from gateway.core.config import Provider
+from gateway.core.config import Provider, ProviderKey
 
 __all__ = ["Attempt", "Candidate", "Defect", "Delivered", "Observed", "Outcome"]
 
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One (provider, model) pair of a chain."""
+    """One (provider, model) pair of a chain, and the key an attempt uses: the one the loop
+    chose (rotation, SPEC §13), or None for the provider's ``default_key``."""
 
     provider: Provider
     model: str
+    key: ProviderKey | None = None
 
 
 class Defect(StrEnum):

@@ -8,10 +8,12 @@ Rules:
   for ``auto`` (degradation). A step that serves another model than the one asked is
   ``degraded`` (the answer then carries ``X-Fallback-From``). A model no provider declares
   degrades at once.
-- A pair in cooldown is skipped and reported in ``Chain.skipped``: a provider-wide cooldown
-  skips all its models, a model cooldown only that pair.
+- A pair in cooldown is skipped and reported in ``Chain.skipped``: a provider-wide cooldown, or
+  every enabled key of the provider cooling (SPEC §13), skips all its models, a model cooldown
+  only that pair. A provider with no enabled key is left out.
 - A cooling provider that is probe-ready (``Ledger.probe_ready``) is offered once per chain, as a
-  probe, with its first model that has no cooldown of its own. It keeps its place when it stands
+  probe, with its first model that has no cooldown of its own; when its keys are what cools, the
+  probe is of its first probe-ready key (the step's ``Candidate.key``). It keeps its place when it stands
   ahead of the first usable pair (so traffic returns to a recovered primary, and an all-cooled
   chain is made of probes); behind it, it is tried last, before answering that everything failed.
 - At most ``MAX_CANDIDATES`` steps.
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from gateway.core import rules
 from gateway.core.attempt import Candidate
 from gateway.core.config import Provider
-from gateway.core.ledger import Ledger
+from gateway.core.ledger import Cooldown, Ledger
 from gateway.core.memory import Memory
 from gateway.core.state import RouterState
 
@@ -99,22 +101,36 @@ class _Builder:
 
     def add(self, candidate: Candidate, degraded: bool) -> bool:
         """Place one pair; True once the chain is full."""
-        provider_id = candidate.provider.id
-        cooldown = self.ledger.blocking(provider_id, candidate.model, self.now_ms)
+        provider = candidate.provider
+        cooldown = self.ledger.blocking(provider.id, candidate.model, self.now_ms, provider.keys)
+        probe = None
+        if (
+            cooldown is not None
+            and cooldown.model is None
+            and self.ledger.model_cooldown(provider.id, candidate.model, self.now_ms) is None
+            and provider.id not in self.probed
+        ):
+            probe = self._probe(candidate, cooldown)
         if cooldown is None:
             self.steps.append(Step(candidate, degraded))
             self.usable = True
-        elif (
-            cooldown.model is None
-            and self.ledger.model_cooldown(provider_id, candidate.model, self.now_ms) is None
-            and provider_id not in self.probed
-            and self.ledger.probe_ready(provider_id, self.now_ms)
-        ):
-            self.probed.add(provider_id)
-            (self.late if self.usable else self.steps).append(Step(candidate, degraded, True))
+        elif probe is not None:
+            self.probed.add(provider.id)
+            (self.late if self.usable else self.steps).append(Step(probe, degraded, True))
         else:
             self.skipped.append(candidate)
         return len(self.steps) >= rules.MAX_CANDIDATES
+
+    def _probe(self, candidate: Candidate, cooldown: Cooldown) -> Candidate | None:
+        """The candidate a probe of this cooling provider sends, or None when it is not ready:
+        the provider's probe (any key), or, when its keys cool, the first probe-ready key's."""
+        provider = candidate.provider
+        if cooldown.key_id is None:
+            return candidate if self.ledger.probe_ready(provider.id, self.now_ms) else None
+        for key in provider.enabled_keys:
+            if self.ledger.probe_ready(provider.id, self.now_ms, key.id):
+                return Candidate(provider, candidate.model, key)
+        return None
 
     def chain(self, requested: str | None) -> Chain:
         room = rules.MAX_CANDIDATES - len(self.steps)
@@ -136,10 +152,10 @@ def build_chain(
     providers: Iterable[Provider], requested_model: str | None, state: RouterState, now_ms: int
 ) -> Chain:
     """The chain for ``requested_model`` (None, ``""`` or ``auto`` for auto) over
-    ``providers`` (any order; disabled ones and ones without models are left out) at
+    ``providers`` (any order; disabled ones and ones without models or enabled keys are left out) at
     ``now_ms`` (epoch ms). Reads the ledger and the memory; changes neither."""
     requested = None if is_auto(requested_model) else requested_model
-    ordered = sorted((p for p in providers if p.enabled and p.models), key=_priority)
+    ordered = sorted((p for p in providers if p.enabled and p.models and p.enabled_keys), key=_priority)
     builder = _Builder(state.ledger, now_ms)
     for provider, model in _pairs(ordered, requested, state.memory):
         degraded = requested is not None and model != requested

@@ -3,6 +3,8 @@
 Rules (SPEC §4, §5.1; the numbers and the status table are in ``rules``):
 - A transport defect (network, timeout, empty or non-SSE stream) follows ``rules.DEFECT_RULES``;
   an unreadable stored key made no upstream call and asks for no cooldown.
+- The scope of a cooldown (SPEC §13): 401, 402, 403 and every 429 cool the key that got them;
+  5xx, timeouts, network errors, bad streams and 508 the provider; 404/410 strike the model.
 - 401/402/403/404/408/410/508 follow ``rules.STATUS_RULES``; 5xx and any status outside 4xx are
   ``rules.SERVER_ERROR_RULE``. A 508 is a request loop (``loop_detected``): the provider leads back
   to a gateway the request already passed, so it cools down for ``LOOP_COOLDOWN_MS`` (source
@@ -39,7 +41,7 @@ from gateway.core.delay import ms_until_utc_midnight, stated_delay_ms
 
 __all__ = ["Failure", "FailureKind", "Scope", "Source", "classify", "redact", "scrub"]
 
-Scope = Literal["provider", "model", "none"]
+Scope = Literal["key", "provider", "model", "none"]
 Source = Literal["heuristic", "authoritative", "quota", "credit", "tier", "model", "loop"]
 
 
@@ -247,7 +249,7 @@ def _rate_limited(answer: _Answer, now_ms: int) -> Failure:
         source, cooldown_ms = "heuristic", 0
     return Failure(
         FailureKind.DAILY_QUOTA if quota else FailureKind.RATE_LIMITED,
-        "provider",
+        cast(Scope, rules.RATE_LIMIT_SCOPE),
         source,
         cooldown_ms,
         ladder=source == "heuristic",

@@ -35,6 +35,7 @@ __all__ = [
     "Config",
     "ConfigCache",
     "Provider",
+    "ProviderKey",
     "SETTINGS",
     "SETTINGS_BY_KEY",
     "SETTINGS_BY_NAME",
@@ -68,7 +69,20 @@ class SealedKey:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderKey:
+    """One key of a provider (SPEC §13): the ``provider_keys`` row's id, its sealed value, and
+    whether it may be used."""
+
+    id: int
+    sealed: SealedKey
+    enabled: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class Provider:
+    """A provider and its keys, ordered by key id (a provider holds at least one; one with no
+    enabled key serves nothing and is left out of every chain)."""
+
     id: int
     name: str
     platform: str
@@ -77,9 +91,19 @@ class Provider:
     priority: int
     timeout_ms: int | None
     enabled: bool
-    sealed_key: SealedKey
+    keys: tuple[ProviderKey, ...]
     created_at: int
     updated_at: int
+
+    @property
+    def enabled_keys(self) -> tuple[ProviderKey, ...]:
+        return tuple(k for k in self.keys if k.enabled)
+
+    @property
+    def default_key(self) -> ProviderKey | None:
+        """The key used when none was chosen (admin reads, model lists): the first enabled one,
+        else the first one."""
+        return next((k for k in self.keys if k.enabled), self.keys[0] if self.keys else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +278,7 @@ class Config:
     """One consistent view of the configuration. ``providers`` are in priority order (ties by id).
 
     ``plain_keys`` memoises decrypted provider keys for the snapshot's lifetime, keyed by
-    provider id, so a warm request does no WebCrypto work either. ``token_rows``: which of
+    key id (``ProviderKey.id``), so a warm request does no WebCrypto work either. ``token_rows``: which of
     ``TOKEN_KEYS`` came from a D1 row (else the token is the env secret's).
     """
 
@@ -271,7 +295,8 @@ class Config:
 
     @property
     def enabled_providers(self) -> tuple[Provider, ...]:
-        return tuple(p for p in self.providers if p.enabled)
+        """Enabled providers that hold at least one enabled key."""
+        return tuple(p for p in self.providers if p.enabled and p.enabled_keys)
 
 
 def build_config(

@@ -10,14 +10,22 @@ Rules (the numbers are in ``rules``, the settings in ``Settings``):
   probe), in the memory and in the trail. Then:
   - the caller's fault: the upstream's answer is returned as it is, at once;
   - context too long: every later step with the same model is skipped;
-  - an unreadable key: every later step of that provider is skipped (no cooldown);
+  - a key-scoped failure (SPEC §13: 401, 402, 403, 429; or an unreadable key, which sets no
+    cooldown): the same step is tried again at once with the provider's next usable key
+    (``Rotation``), until one serves, no untried usable key is left or ``MAX_KEY_TRIES`` keys
+    were tried; each try is an attempt
+    of the trail, named with its key (``name#<key id>``) when the provider has several. An
+    unreadable key is not tried again in this request;
   - otherwise the next step, unless the breaker trips: with
     ``max_consecutive_upstream_fails`` > 0, that many upstream failures in a row end the loop.
+- Every attempt uses one key of the provider, chosen by ``RouterState.rotation`` (a probe of a
+  cooling key uses that key).
 - Same-model retry, only for the model the caller named (not ``auto``, not a degraded step, not
-  a probe), at most once per step: after a 5xx or a network error (a reset connection) at once;
+  a probe), at most once per step, with the key of the last try (once no other key is left): after a 5xx or a network error (a reset connection) at once;
   after a 429 that asks to wait at most ``same_model_retry_max_ms``, after that wait, when the
   budget allows.
-- A step whose provider started cooling earlier in this request is skipped.
+- A step whose provider started cooling earlier in this request (or all of whose keys did) is
+  skipped.
 - Nothing served: ``outcome.decide_exhaustion`` over the trail.
 """
 
@@ -27,10 +35,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from gateway.core import rules
-from gateway.core.attempt import Attempt, Delivered, Observed
+from gateway.core.attempt import Attempt, Candidate, Delivered, Observed
 from gateway.core.chain import Chain, Step
 from gateway.core.classify import Failure, FailureKind, classify
-from gateway.core.config import Settings
+from gateway.core.config import ProviderKey, Settings
 from gateway.core.outcome import (
     CallerError,
     LoopResult,
@@ -76,7 +84,7 @@ class _Run:
     """The bookkeeping of one loop: budget, trail, breaker count, what to skip."""
 
     __slots__ = (
-        "chain", "clock", "deadline_ms", "failures", "settings", "skip_models",
+        "chain", "clock", "deadline_ms", "failures", "settings", "skip_keys", "skip_models",
         "skip_providers", "state", "stop", "trail",
     )  # fmt: skip
 
@@ -91,16 +99,22 @@ class _Run:
         self.stop: Stop = None
         self.skip_models: set[str] = set()
         self.skip_providers: set[int] = set()
+        self.skip_keys: set[int] = set()  # keys found unreadable
 
     async def try_step(self, step: Step, attempt: Attempt) -> LoopResult | None:
-        """Try one step (and its same-model retry); a result ends the loop, None goes on."""
+        """Try one step (its next keys and its same-model retry); a result ends the loop, None
+        goes on."""
         candidate = step.candidate
-        provider_id = candidate.provider.id
-        if candidate.model in self.skip_models or provider_id in self.skip_providers:
+        provider = candidate.provider
+        if candidate.model in self.skip_models or provider.id in self.skip_providers:
             return None
         if not step.probe and self.state.ledger.is_cooling(
-            provider_id, candidate.model, self.clock.now_ms()
+            provider.id, candidate.model, self.clock.now_ms(), provider.keys
         ):
+            return None
+        tried_keys: set[int] = set()
+        key = self._next_key(step, tried_keys)
+        if key is None and provider.keys:
             return None
         retried = False
         while True:
@@ -109,21 +123,45 @@ class _Run:
                 return None
             started_ms = self.clock.now_ms()
             # A probe is never retried, so this runs once for it.
-            if step.probe and not self.state.ledger.begin_probe(provider_id, started_ms):
+            if step.probe and not self.state.ledger.begin_probe(
+                provider.id, started_ms, _probed_key_id(step)
+            ):
                 return None
-            outcome = await attempt(candidate, timeout_ms)
+            tried = Candidate(provider, candidate.model, key)
+            outcome = await attempt(tried, timeout_ms)
             if isinstance(outcome, Delivered):
-                return self._served(step, outcome)
+                return self._served(step, tried, outcome)
             failure = classify(outcome, self.clock.now_ms())
-            result = self._failed(step, outcome, failure, started_ms)
-            if result is not None or self.stop is not None or retried:
+            result = self._failed(step, tried, outcome, failure, started_ms)
+            if result is not None or self.stop is not None:
                 return result
+            if key is not None and _key_scoped(failure) and not step.probe:
+                tried_keys.add(key.id)
+                next_key = self._next_key(step, tried_keys)
+                if next_key is not None and len(tried_keys) < rules.MAX_KEY_TRIES:
+                    key = next_key
+                    continue
+            if retried:
+                return None
             wait_ms = self._retry_wait_ms(step, failure)
             if wait_ms is None:
                 return None
             retried = True
             if wait_ms > 0:
                 await self.clock.sleep(wait_ms)
+
+    def _next_key(self, step: Step, tried_keys: set[int]) -> ProviderKey | None:
+        """The key of the step's next try: a probed key (first try only), else the rotation's
+        next usable key not tried yet; a provider's probe takes any untried enabled key when all
+        cool down. None when none is left."""
+        provider = step.candidate.provider
+        if step.candidate.key is not None:
+            return None if tried_keys else step.candidate.key
+        exclude = tried_keys | self.skip_keys
+        key = self.state.rotation.next_key(provider, self.state.ledger, self.clock.now_ms(), exclude)
+        if key is None and step.probe:
+            key = next((k for k in provider.enabled_keys if k.id not in exclude), None)
+        return key
 
     def _timeout_ms(self, step: Step) -> int | None:
         left = self.deadline_ms - self.clock.now_ms()
@@ -134,14 +172,12 @@ class _Run:
             return min(rules.PROBE_TIMEOUT_MS, left)
         return min(step.candidate.provider.timeout_ms or rules.DEFAULT_ATTEMPT_TIMEOUT_MS, left)
 
-    def _served(self, step: Step, delivered: Delivered) -> Served:
-        candidate = step.candidate
+    def _served(self, step: Step, candidate: Candidate, delivered: Delivered) -> Served:
         provider_id = candidate.provider.id
         ledger = self.state.ledger
         if step.probe:
-            ledger.end_probe(provider_id, True, self.clock.now_ms())
-        else:
-            ledger.record_success(provider_id)
+            ledger.end_probe(provider_id, True, self.clock.now_ms(), _probed_key_id(step))
+        ledger.record_success(provider_id, candidate.key.id if candidate.key else None)
         self.state.memory.record_success(provider_id, candidate.model, delivered.latency_ms)
         degraded_from = self.chain.requested_model if step.degraded else None
         return Served(
@@ -149,21 +185,27 @@ class _Run:
         )
 
     def _failed(
-        self, step: Step, observed: Observed, failure: Failure, started_ms: int
+        self, step: Step, candidate: Candidate, observed: Observed, failure: Failure,
+        started_ms: int,
     ) -> CallerError | None:
-        candidate = step.candidate
-        provider_id = candidate.provider.id
+        provider = candidate.provider
+        provider_id = provider.id
         now_ms = self.clock.now_ms()
         if step.probe:
-            self.state.ledger.end_probe(provider_id, False, now_ms)
+            self.state.ledger.end_probe(provider_id, False, now_ms, _probed_key_id(step))
         if failure.kind is FailureKind.CALLER_ERROR:
             return CallerError(candidate, observed, tuple(self.trail))
-        self.trail.append(TrailEntry(candidate.provider.name, candidate.model, failure))
+        # The key is named when the provider has several (SPEC §13).
+        key_id = candidate.key.id if candidate.key is not None and len(provider.keys) > 1 else None
+        self.trail.append(TrailEntry(provider.name, candidate.model, failure, key_id))
         if not step.probe:
             ceiling_ms = self.settings.routing_cooldown_ceiling_ms
             self.state.ledger.record_failure(candidate, failure, now_ms, ceiling_ms, started_ms)
         if failure.kind is FailureKind.KEY_UNREADABLE:
-            self.skip_providers.add(provider_id)
+            if candidate.key is None:
+                self.skip_providers.add(provider_id)
+            else:
+                self.skip_keys.add(candidate.key.id)
         elif failure.kind is FailureKind.CONTEXT_TOO_LARGE:
             self.skip_models.add(candidate.model)
         else:
@@ -191,3 +233,14 @@ class _Run:
         ):
             return wait_ms
         return None
+
+
+def _key_scoped(failure: Failure) -> bool:
+    """A failure another key of the provider may not have (SPEC §13)."""
+    return failure.scope == "key" or failure.kind is FailureKind.KEY_UNREADABLE
+
+
+def _probed_key_id(step: Step) -> int | None:
+    """The key a probe step probes (its cooldown is the key's), or None for a provider's probe."""
+    key = step.candidate.key
+    return key.id if step.probe and key is not None else None

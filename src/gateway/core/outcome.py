@@ -188,7 +188,8 @@ def decide_exhaustion(
 def _all_cooling(cooldowns: list[Cooldown], now_ms: int) -> Exhausted:
     entries = []
     for cooldown in cooldowns:
-        where = cooldown.name if cooldown.model is None else f"{cooldown.name}/{cooldown.model}"
+        where = cooldown.name if cooldown.key_id is None else f"{cooldown.name}#{cooldown.key_id}"
+        where = where if cooldown.model is None else f"{where}/{cooldown.model}"
         status = f"{cooldown.last_status} " if cooldown.last_status else ""
         why = f"{cooldown.source}, {status}{cooldown.last_message}".strip()
         entries.append(f"{where}: {why}, ready in {format_eta(cooldown.remaining_ms(now_ms))}")

@@ -22,6 +22,10 @@ DEFAULT_ATTEMPT_TIMEOUT_MS = 15 * SECOND_MS
 TOTAL_BUDGET_MS = 45 * SECOND_MS
 DEFAULT_SAME_MODEL_RETRY_MAX_MS = 3 * SECOND_MS
 DEFAULT_MAX_CONSECUTIVE_FAILS = 0  # 0 = breaker off
+# Keys one step tries after key-scoped failures (SPEC §13), the first try included. With one
+# same-model retry per step, MAX_CANDIDATES * (MAX_KEY_TRIES + 1) attempts stay under the free
+# plan's 50 subrequests per request; the keys left cool down or take the next request.
+MAX_KEY_TRIES = 3
 
 # --- Streams (SPEC §2.6) ---
 DEFAULT_STREAM_STALL_MS = 60 * SECOND_MS
@@ -56,22 +60,27 @@ COOLDOWN_CEILING_MAX_MS = DAY_MS
 DEFAULT_COOLDOWN_CEILING_MS = DAY_MS
 CEILING_CAPPED_SOURCES = frozenset({"heuristic", "credit", "tier", "loop"})
 
-# What a failed attempt means when no wording in the body says more (SPEC §5.1):
+# What a failed attempt means when no wording in the body says more (SPEC §5.1, §13):
 # status (or transport defect) -> (trail class, cooldown scope, cooldown source, cooldown ms).
-# 429 is not here: its cooldown depends on what the answer says (Retry-After, quota wording).
+# Scope (SPEC §13): "key" cools the key the attempt used (a bad, spent or unentitled key: another
+# key of the provider may work), "provider" the whole provider (the platform is down or loops),
+# "model" the (provider, model) pair (404 strikes), "none" nothing.
+# 429 is not here: its cooldown depends on what the answer says (Retry-After, quota wording); every
+# 429 is scope RATE_LIMIT_SCOPE.
 # 410 Gone is read as "model retired", like 404. 508 Loop Detected (RFC 5842 §7.2) is what a gateway
 # answers a request that already passed through it (the loop guard, ``core/hop.py``): the provider
 # leads back into a loop, whatever its body says. Any other 5xx, and any status outside 4xx, is
 # SERVER_ERROR_RULE; any other 4xx is the caller's fault.
 STATUS_RULES: dict[int, tuple[str, str, str | None, int]] = {
-    401: ("auth", "provider", "heuristic", AUTH_COOLDOWN_MS),
-    402: ("out_of_credits", "provider", "credit", CREDIT_COOLDOWN_MS),
-    403: ("forbidden", "provider", "tier", TIER_COOLDOWN_MS),
+    401: ("auth", "key", "heuristic", AUTH_COOLDOWN_MS),
+    402: ("out_of_credits", "key", "credit", CREDIT_COOLDOWN_MS),
+    403: ("forbidden", "key", "tier", TIER_COOLDOWN_MS),
     404: ("model_not_found", "model", "model", MODEL_COOLDOWN_MS),
     408: ("timeout", "provider", "heuristic", TRANSIENT_COOLDOWN_MS),
     410: ("model_not_found", "model", "model", MODEL_COOLDOWN_MS),
     508: ("loop_detected", "provider", "loop", LOOP_COOLDOWN_MS),
 }
+RATE_LIMIT_SCOPE = "key"
 SERVER_ERROR_RULE: tuple[str, str, str | None, int] = (
     "upstream_error", "provider", "heuristic", TRANSIENT_COOLDOWN_MS
 )

@@ -1,7 +1,8 @@
 """The attempt trail of one request and its two headers (SPEC §4, original server §2.9).
 
 - ``X-Fallback-Attempts``: the number of failed attempts; absent when none failed.
-- ``X-Fallback-Trail``: ``provider/model: class`` per failed attempt, joined by ``"; "``; at
+- ``X-Fallback-Trail``: ``provider/model: class`` per failed attempt (``provider#<key id>/model:
+  class`` when the provider has several keys, SPEC §13), joined by ``"; "``; at
   most ``TRAIL_MAX_ENTRIES`` entries, then ``; +N more``; at most ``TRAIL_MAX_CHARS`` characters
   (whole entries are dropped into the ``+N more`` count until it fits).
 - Header values must be ASCII (RFC 9110 §5.5): anything but printable ASCII, control characters
@@ -25,16 +26,23 @@ _PRINTABLE_ASCII = "".join(chr(code) for code in range(0x20, 0x7F))
 
 @dataclass(frozen=True, slots=True)
 class TrailEntry:
-    """One failed attempt: the provider's name, the model, and what went wrong."""
+    """One failed attempt: the provider's name, the model, and what went wrong; ``key_id``: the
+    key it used, when the provider has several (else None: the key needs no name)."""
 
     provider: str
     model: str
     failure: Failure
+    key_id: int | None = None
+
+    @property
+    def where(self) -> str:
+        """``provider`` or ``provider#<key id>``."""
+        return self.provider if self.key_id is None else f"{self.provider}#{self.key_id}"
 
     @property
     def label(self) -> str:
         """``provider/model: class``, as in the trail header and the exhaustion message."""
-        return f"{self.provider}/{self.model}: {self.failure.kind}"
+        return f"{self.where}/{self.model}: {self.failure.kind}"
 
 
 Trail = tuple[TrailEntry, ...]
@@ -57,7 +65,8 @@ def _in_trail(name: str) -> str:
 
 
 def _trail_label(entry: TrailEntry) -> str:
-    return f"{_in_trail(entry.provider)}/{_in_trail(entry.model)}: {entry.failure.kind}"
+    key = "" if entry.key_id is None else f"#{entry.key_id}"
+    return f"{_in_trail(entry.provider)}{key}/{_in_trail(entry.model)}: {entry.failure.kind}"
 
 
 def trail_header(trail: Trail) -> str | None:

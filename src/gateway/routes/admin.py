@@ -5,34 +5,51 @@ invalidates the isolate's configuration snapshot. A provider's ``base_url`` may 
 gateway's own origin (it would loop, ``core/hop.py``); a setting is named by its D1 key or its env
 var and must be valid for its kind (an integer in its range; ``model_aliases``: an alias table,
 ``core/aliases.py``); a new token must be usable (``core/credentials.py``).
+
+A provider holds one or more keys (SPEC §13): created with ``api_key`` or ``api_keys``, added,
+enabled/disabled and deleted one by one under ``/providers/{id}/keys``; ``PUT /providers/{id}``
+with ``api_key`` replaces them all by that one. An answer names a key by its id and hint, never
+its text. Every key write drops the snapshot and that key's cooldowns.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from gateway import isolate
-from gateway.core.config import SETTINGS, SETTINGS_BY_KEY, SETTINGS_BY_NAME, Config, Provider
+from gateway.core.config import SETTINGS, SETTINGS_BY_KEY, SETTINGS_BY_NAME, Config, Provider, ProviderKey
 from gateway.core.credentials import MIN_TOKEN_LENGTH, token_problem
 from gateway.core.hop import same_origin
 from gateway.core.tokens import hint, token_matches
-from gateway.errors import CryptoError, InvalidRequestError, NotFoundError
+from gateway.errors import ConflictError, CryptoError, InvalidRequestError, NotFoundError
 from gateway.responses import json_response
 from gateway.routes import Call
 from gateway.routes.auth import require_admin
 from gateway.routes.body import read_json, validate
 from gateway.shell import crypto, d1
 from gateway.shell.http import JsResponse
-from gateway.wire.admin import MAX_ID, ProviderCreate, ProviderUpdate, TokensUpdate
+from gateway.wire.admin import (
+    MAX_ID,
+    MAX_KEYS,
+    KeyCreate,
+    KeyUpdate,
+    ProviderCreate,
+    ProviderUpdate,
+    TokensUpdate,
+)
 
 __all__ = [
+    "add_key",
     "admin_config",
     "create_provider",
+    "delete_key",
     "delete_provider",
     "get_settings",
     "list_providers",
     "put_settings",
     "put_tokens",
+    "update_key",
     "update_provider",
 ]
 
@@ -49,14 +66,31 @@ async def admin_config(call: Call) -> Config:
     return config
 
 
-def _provider_json(provider: Provider, plain_key: str | None) -> dict[str, Any]:
+def _key_json(key: ProviderKey, plain: str | None, cooling_until_ms: int | None) -> dict[str, Any]:
+    return {
+        "id": key.id,
+        "hint": hint(plain),
+        "enabled": key.enabled,
+        "key_error": plain is None,
+        "cooling_until_ms": cooling_until_ms,
+    }
+
+
+def _provider_json(provider: Provider, plains: Mapping[int, str | None]) -> dict[str, Any]:
+    """The wire ``Provider``: ``keys`` lists every key (hint, state, this isolate's cooldown end);
+    ``key_hint`` and ``key_error`` are the first key's (SPEC §13)."""
+    now_ms = isolate.now_ms()
+    ledger = isolate.current().router.ledger
+    keys = [_key_json(k, plains.get(k.id), ledger.key_cooling_until(k.id, now_ms)) for k in provider.keys]
+    first = keys[0] if keys else {"hint": None, "key_error": True}
     return {
         "id": provider.id,
         "name": provider.name,
         "platform": provider.platform,
         "base_url": provider.base_url,
-        "key_hint": hint(plain_key),
-        "key_error": plain_key is None,
+        "key_hint": first["hint"],
+        "key_error": first["key_error"],
+        "keys": keys,
         "models": list(provider.models),
         "priority": provider.priority,
         "timeout_ms": provider.timeout_ms,
@@ -66,11 +100,16 @@ def _provider_json(provider: Provider, plain_key: str | None) -> dict[str, Any]:
     }
 
 
-async def _plain_key(provider: Provider, key_hex: str | None) -> str | None:
+async def _plain_key(key: ProviderKey, key_hex: str | None) -> str | None:
     try:
-        return await crypto.open_sealed(provider.sealed_key, key_hex)
+        return await crypto.open_sealed(key.sealed, key_hex)
     except CryptoError:
         return None
+
+
+async def _plain_keys(provider: Provider, key_hex: str | None) -> dict[int, str | None]:
+    """Each key's plain text (None: it cannot be decrypted), for hints only."""
+    return {k.id: await _plain_key(k, key_hex) for k in provider.keys}
 
 
 def _provider_id(params: dict[str, str]) -> int:
@@ -78,6 +117,13 @@ def _provider_id(params: dict[str, str]) -> int:
     if provider_id > MAX_ID:  # no such row, and D1 could not even bind it
         raise NotFoundError(f"No provider with id {params['id']}.")
     return provider_id
+
+
+def _key_id(params: dict[str, str]) -> int:
+    key_id = int(params["key_id"])
+    if key_id > MAX_ID:
+        raise NotFoundError(f"No key with id {params['key_id']}.")
+    return key_id
 
 
 def _refuse_own_origin(call: Call, base_url: str | None) -> None:
@@ -97,10 +143,17 @@ def _changed(provider_id: int | None = None) -> None:
         state.router.forget_provider(provider_id, isolate.now_ms())
 
 
+def _key_changed(key_id: int) -> None:
+    """A key write: drop the snapshot and that key's cooldowns, ladder and probe state."""
+    state = isolate.current()
+    state.configs.invalidate()
+    state.router.forget_key(key_id, isolate.now_ms())
+
+
 async def list_providers(call: Call) -> JsResponse:
     config = await admin_config(call)
     providers = await d1.load_providers(call.env.DB)
-    listed = [_provider_json(p, await _plain_key(p, config.encryption_key)) for p in providers]
+    listed = [_provider_json(p, await _plain_keys(p, config.encryption_key)) for p in providers]
     return json_response({"providers": listed})
 
 
@@ -108,13 +161,26 @@ async def create_provider(call: Call) -> JsResponse:
     config = await admin_config(call)
     _, data = await read_json(call.request, ADMIN_BODY_LIMIT)
     body = validate(ProviderCreate, data)
+    keys = body.keys
+    if keys is None:
+        raise InvalidRequestError(
+            "Give exactly one of 'api_key' (one key) or 'api_keys' (a list of keys).", param="api_key"
+        )
     _refuse_own_origin(call, body.base_url)
-    columns = body.model_dump(exclude={"api_key"})
-    columns |= d1.key_columns(await crypto.seal(body.api_key, config.encryption_key))
-    provider_id = await d1.insert_provider(call.env.DB, columns, isolate.now_ms())
+    columns = body.model_dump(exclude={"api_key", "api_keys"})
+    sealed = [await crypto.seal(key, config.encryption_key) for key in keys]
+    provider_id = await d1.insert_provider(call.env.DB, columns, sealed, isolate.now_ms())
     _changed()
+    provider = await _stored_provider(call, provider_id)
+    plains = dict(zip((k.id for k in provider.keys), keys, strict=False))
+    return json_response({"provider": _provider_json(provider, plains)}, status=201)
+
+
+async def _stored_provider(call: Call, provider_id: int) -> Provider:
     provider = await d1.get_provider(call.env.DB, provider_id)
-    return json_response({"provider": _provider_json(provider, body.api_key)}, status=201)
+    if provider is None:
+        raise NotFoundError(f"No provider with id {provider_id}.")
+    return provider
 
 
 async def update_provider(call: Call) -> JsResponse:
@@ -127,15 +193,14 @@ async def update_provider(call: Call) -> JsResponse:
             raise InvalidRequestError(f"Invalid value for '{name}': must not be null", param=name)
     _refuse_own_origin(call, fields.get("base_url"))
     api_key = fields.pop("api_key", None)
-    if api_key:
-        fields |= d1.key_columns(await crypto.seal(api_key, config.encryption_key))
+    sealed = await crypto.seal(api_key, config.encryption_key) if api_key else None
     provider_id = _provider_id(call.params)
-    if not await d1.update_provider(call.env.DB, provider_id, fields, isolate.now_ms()):
+    if not await d1.update_provider(call.env.DB, provider_id, fields, isolate.now_ms(), sealed):
         raise NotFoundError(f"No provider with id {provider_id}.")
     _changed(provider_id)
-    provider = await d1.get_provider(call.env.DB, provider_id)
-    plain = api_key or await _plain_key(provider, config.encryption_key)
-    return json_response({"provider": _provider_json(provider, plain)})
+    provider = await _stored_provider(call, provider_id)
+    plains = await _plain_keys(provider, config.encryption_key)
+    return json_response({"provider": _provider_json(provider, plains)})
 
 
 async def delete_provider(call: Call) -> JsResponse:
@@ -145,6 +210,66 @@ async def delete_provider(call: Call) -> JsResponse:
         raise NotFoundError(f"No provider with id {provider_id}.")
     _changed(provider_id)
     return json_response({"deleted": provider_id})
+
+
+# --- Keys of a provider (SPEC §13) ----------------------------------------------------------
+
+
+def _key_answer(key_id: int, plain: str | None, enabled: bool) -> dict[str, Any]:
+    return {"key": {"id": key_id, "hint": hint(plain), "enabled": enabled}}
+
+
+async def add_key(call: Call) -> JsResponse:
+    """One more key for a provider: 201 ``{"key": {id, hint, enabled}}``; 404 for an unknown
+    provider, 409 for a key it already holds or beyond ``MAX_KEYS``."""
+    config = await admin_config(call)
+    _, data = await read_json(call.request, ADMIN_BODY_LIMIT)
+    body = validate(KeyCreate, data)
+    provider = await _stored_provider(call, _provider_id(call.params))
+    if len(provider.keys) >= MAX_KEYS:
+        raise ConflictError(f"A provider holds at most {MAX_KEYS} keys.", param="api_key")
+    plains = await _plain_keys(provider, config.encryption_key)
+    if body.api_key in plains.values():
+        raise ConflictError("This provider already holds this key.", param="api_key")
+    sealed = await crypto.seal(body.api_key, config.encryption_key)
+    key_id = await d1.insert_key(call.env.DB, provider.id, sealed, isolate.now_ms())
+    if key_id is None:  # deleted meanwhile
+        raise NotFoundError(f"No provider with id {provider.id}.")
+    isolate.current().configs.invalidate()
+    return json_response(_key_answer(key_id, body.api_key, True), status=201)
+
+
+async def update_key(call: Call) -> JsResponse:
+    """Enable or disable one key: ``{"key": {id, hint, enabled}}``, 404 when the provider has no
+    such key. Disabling a provider's last enabled key is allowed: the provider then serves
+    nothing (it is left out of every chain) until a key is enabled or added."""
+    config = await admin_config(call)
+    _, data = await read_json(call.request, ADMIN_BODY_LIMIT)
+    body = validate(KeyUpdate, data)
+    provider_id, key_id = _provider_id(call.params), _key_id(call.params)
+    if not await d1.set_key_enabled(call.env.DB, provider_id, key_id, body.enabled, isolate.now_ms()):
+        raise NotFoundError(f"Provider {provider_id} has no key with id {key_id}.")
+    _key_changed(key_id)
+    provider = await _stored_provider(call, provider_id)
+    key = next(k for k in provider.keys if k.id == key_id)
+    return json_response(_key_answer(key_id, await _plain_key(key, config.encryption_key), key.enabled))
+
+
+async def delete_key(call: Call) -> JsResponse:
+    """Delete one key: ``{"deleted": key_id}``; 404 when the provider has no such key, 409 for
+    its last key (delete the provider instead)."""
+    await admin_config(call)
+    provider_id, key_id = _provider_id(call.params), _key_id(call.params)
+    if not await d1.delete_key(call.env.DB, provider_id, key_id, isolate.now_ms()):
+        provider = await _stored_provider(call, provider_id)
+        if any(k.id == key_id for k in provider.keys):
+            raise ConflictError(
+                "This is the provider's last key: add another first, or delete the provider.",
+                param="key_id",
+            )
+        raise NotFoundError(f"Provider {provider_id} has no key with id {key_id}.")
+    _key_changed(key_id)
+    return json_response({"deleted": key_id})
 
 
 def _settings_json(config: Config) -> dict[str, Any]:

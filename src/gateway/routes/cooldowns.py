@@ -51,16 +51,19 @@ def _probe_model(provider: Provider, cooldowns: list[Cooldown]) -> str:
     return benched[0] if benched else provider.models[0]
 
 
-async def _probe(config: Config, provider: Provider, model: str) -> dict[str, Any]:
-    """One minimal request (SPEC §5.3); a failure cools the provider again by the normal rules."""
+async def _probe(config: Config, candidate: Candidate) -> dict[str, Any]:
+    """One minimal request (SPEC §5.3) with the candidate's key (None: the provider's default
+    key); a failure cools the provider, or the key, again by the normal rules."""
+    provider, model, key = candidate.provider, candidate.model, candidate.key
     body = json.dumps({"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1})
-    candidate = Candidate(provider, model)
     outcome = await send_chat(config, candidate, body, False, rules.PROBE_TIMEOUT_MS)
     ledger = isolate.current().router.ledger
-    result: dict[str, Any] = {"providerId": provider.id, "name": provider.name}
+    result: dict[str, Any] = {
+        "providerId": provider.id, "name": provider.name, "keyId": key.id if key else None
+    }
     if isinstance(outcome, Delivered):
         await outcome.handle.text()  # drain the tiny answer
-        ledger.record_success(provider.id)
+        ledger.record_success(provider.id, key.id if key else None)
         return {**result, "ok": True, "status": outcome.handle.status, "message": "ok"}
     now_ms = isolate.now_ms()
     failure = classify(outcome, now_ms)
@@ -69,13 +72,28 @@ async def _probe(config: Config, provider: Provider, model: str) -> dict[str, An
     return {**result, "ok": False, "status": outcome.status, "message": message}
 
 
+def _probes(config: Config, cooling: list[Cooldown]) -> list[Candidate]:
+    """What to probe: each provider with a provider-wide or model cooldown (with its default
+    key), and each cooling key (SPEC §13), in priority order."""
+    probes = []
+    for provider in config.providers:
+        mine = [c for c in cooling if c.provider_id == provider.id]
+        if not mine or not provider.models:
+            continue
+        model = _probe_model(provider, mine)
+        if any(c.key_id is None for c in mine):
+            probes.append(Candidate(provider, model))
+        cooling_keys = {c.key_id for c in mine if c.key_id is not None}
+        probes += [Candidate(provider, model, k) for k in provider.keys if k.id in cooling_keys]
+    return probes
+
+
 async def verify_cooldowns(call: Call) -> JsResponse:
-    """Clear every cooldown, then probe each provider that was cooling down."""
+    """Clear every cooldown, then probe each provider and each key that was cooling down."""
     config = await admin_config(call)
     ledger = isolate.current().router.ledger
     now_ms = isolate.now_ms()
     cooling = ledger.active(now_ms)
     ledger.clear(now_ms)
-    providers = [p for p in config.providers if any(c.provider_id == p.id for c in cooling)]
-    results = await asyncio.gather(*(_probe(config, p, _probe_model(p, cooling)) for p in providers))
+    results = await asyncio.gather(*(_probe(config, c) for c in _probes(config, cooling)))
     return json_response({"results": list(results)})

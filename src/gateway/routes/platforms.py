@@ -60,7 +60,10 @@ async def _target(call: Call, config: Config, data: Any) -> tuple[str, str]:
     provider = await d1.get_provider(call.env.DB, provider_id)
     if provider is None:
         raise NotFoundError(f"No provider with id {provider_id}.")
-    return provider.base_url, await crypto.open_sealed(provider.sealed_key, config.encryption_key)
+    key = provider.default_key
+    if key is None:
+        raise NotFoundError(f"Provider {provider_id} has no key.")
+    return provider.base_url, await crypto.open_sealed(key.sealed, config.encryption_key)
 
 
 def _failed(url: str, what: str) -> ProviderError:

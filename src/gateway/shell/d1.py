@@ -1,32 +1,36 @@
-"""D1 access: every SQL statement of the gateway, behind Python functions (SPEC §7).
+"""D1 access: every SQL statement of the gateway, behind Python functions (SPEC §7, §13).
 
 ``db`` is the SDK-wrapped binding (``self.env.DB``): ``None`` binds as NULL, rows come back as
 dicts. A D1 failure becomes ``StorageError``; a duplicate provider name becomes ``ConflictError``.
+A provider's keys are ``provider_keys`` rows (``migrations/0002_provider_keys.sql``), read with
+the providers in the same batch and written with them in one batch (a batch is a transaction).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyodide.ffi import JsException
 
-from gateway.core.config import Provider, SealedKey
+from gateway.core.config import Provider, ProviderKey, SealedKey
 from gateway.errors import ConflictError, StorageError
 
 __all__ = [
     "PROVIDER_COLUMNS",
     "claim_setting",
+    "delete_key",
     "delete_provider",
     "delete_setting",
     "get_provider",
+    "insert_key",
     "insert_provider",
-    "key_columns",
     "load_config_rows",
     "load_providers",
     "load_settings",
     "put_setting",
+    "set_key_enabled",
     "update_provider",
 ]
 
@@ -35,16 +39,18 @@ PROVIDER_COLUMNS = (
     "name",
     "platform",
     "base_url",
-    "encrypted_key",
-    "iv",
-    "auth_tag",
     "models",
     "priority",
     "timeout_ms",
     "enabled",
 )
 _SELECT_PROVIDERS = "SELECT * FROM providers ORDER BY priority, id"
+_KEY_FIELDS = "id, provider_id, encrypted_key, iv, auth_tag, enabled"
+_SELECT_KEYS = f"SELECT {_KEY_FIELDS} FROM provider_keys ORDER BY provider_id, id"
 _SELECT_SETTINGS = "SELECT key, value FROM settings"
+_INSERT_KEY = (
+    "INSERT INTO provider_keys (provider_id, encrypted_key, iv, auth_tag, enabled, created_at) "
+)
 
 
 def _models(text: str) -> tuple[str, ...]:
@@ -59,7 +65,21 @@ def _models(text: str) -> tuple[str, ...]:
     return tuple(m for m in models if isinstance(m, str) and m)
 
 
-def _provider(row: Mapping[str, Any]) -> Provider:
+def _keys_by_provider(rows: Any) -> dict[int, list[ProviderKey]]:
+    keys: dict[int, list[ProviderKey]] = {}
+    for row in rows:
+        sealed = SealedKey(row["encrypted_key"], row["iv"], row["auth_tag"])
+        key = ProviderKey(int(row["id"]), sealed, bool(row["enabled"]))
+        keys.setdefault(int(row["provider_id"]), []).append(key)
+    return keys
+
+
+def _providers(rows: Any, key_rows: Any) -> list[Provider]:
+    keys = _keys_by_provider(key_rows)
+    return [_provider(row, keys.get(int(row["id"]), ())) for row in rows]
+
+
+def _provider(row: Mapping[str, Any], keys: Any) -> Provider:
     return Provider(
         id=int(row["id"]),
         name=row["name"],
@@ -69,7 +89,7 @@ def _provider(row: Mapping[str, Any]) -> Provider:
         priority=int(row["priority"]),
         timeout_ms=None if row["timeout_ms"] is None else int(row["timeout_ms"]),
         enabled=bool(row["enabled"]),
-        sealed_key=SealedKey(row["encrypted_key"], row["iv"], row["auth_tag"]),
+        keys=tuple(sorted(keys, key=lambda k: k.id)),
         created_at=int(row["created_at"]),
         updated_at=int(row["updated_at"]),
     )
@@ -84,27 +104,42 @@ async def _run(what: str, statement: Any, method: str = "run") -> Any:
         raise StorageError(f"D1 failed to {what}.") from exc
 
 
+async def _batch(what: str, db: Any, statements: list[Any]) -> list[Any]:
+    try:
+        return list(await db.batch(statements))
+    except JsException as exc:
+        if "UNIQUE constraint failed: providers.name" in str(exc):
+            raise ConflictError("A provider with this name already exists.", param="name") from exc
+        raise StorageError(f"D1 failed to {what}.") from exc
+
+
 async def load_providers(db: Any) -> list[Provider]:
-    result = await _run("read providers", db.prepare(_SELECT_PROVIDERS), "all")
-    return [_provider(row) for row in result["results"]]
+    """Every provider with its keys, in priority order (one round trip)."""
+    providers, keys = await _batch("read providers", db, [db.prepare(_SELECT_PROVIDERS), db.prepare(_SELECT_KEYS)])
+    return _providers(providers["results"], keys["results"])
 
 
 async def load_config_rows(db: Any) -> tuple[list[Provider], dict[str, str]]:
-    """Providers and settings rows in one D1 round trip."""
+    """Providers (with their keys) and settings rows in one D1 round trip."""
+    statements = [db.prepare(_SELECT_PROVIDERS), db.prepare(_SELECT_KEYS), db.prepare(_SELECT_SETTINGS)]
     try:
-        providers, settings = await db.batch([db.prepare(_SELECT_PROVIDERS), db.prepare(_SELECT_SETTINGS)])
+        providers, keys, settings = await db.batch(statements)
     except JsException as exc:
         raise StorageError("D1 failed to read the configuration.") from exc
     return (
-        [_provider(row) for row in providers["results"]],
+        _providers(providers["results"], keys["results"]),
         {row["key"]: row["value"] for row in settings["results"]},
     )
 
 
 async def get_provider(db: Any, provider_id: int) -> Provider | None:
-    statement = db.prepare("SELECT * FROM providers WHERE id = ?").bind(provider_id)
-    row = await _run("read a provider", statement, "first")
-    return None if row is None else _provider(row)
+    statements = [
+        db.prepare("SELECT * FROM providers WHERE id = ?").bind(provider_id),
+        db.prepare(f"SELECT {_KEY_FIELDS} FROM provider_keys WHERE provider_id = ? ORDER BY id").bind(provider_id),
+    ]
+    provider, keys = await _batch("read a provider", db, statements)
+    rows = provider["results"]
+    return _providers(rows, keys["results"])[0] if rows else None
 
 
 async def load_settings(db: Any) -> dict[str, str]:
@@ -120,11 +155,6 @@ def _column_value(value: Any) -> Any:
     return value
 
 
-def key_columns(sealed: SealedKey) -> dict[str, str]:
-    """The provider columns that store a sealed key."""
-    return {"encrypted_key": sealed.ciphertext, "iv": sealed.iv, "auth_tag": sealed.tag}
-
-
 def _check_columns(columns: Mapping[str, Any]) -> None:
     # Column names are spliced into SQL: only the known ones may pass.
     unknown = set(columns) - set(PROVIDER_COLUMNS)
@@ -132,30 +162,103 @@ def _check_columns(columns: Mapping[str, Any]) -> None:
         raise ValueError(f"not provider columns: {sorted(unknown)}")
 
 
-async def insert_provider(db: Any, columns: Mapping[str, Any], now_ms: int) -> int:
-    """Insert a provider from ``columns`` (names from ``PROVIDER_COLUMNS``); returns its id."""
+def _sealed_values(sealed: SealedKey) -> tuple[str, str, str]:
+    return sealed.ciphertext, sealed.iv, sealed.tag
+
+
+async def insert_provider(
+    db: Any, columns: Mapping[str, Any], keys: Sequence[SealedKey], now_ms: int
+) -> int:
+    """Insert a provider from ``columns`` (names from ``PROVIDER_COLUMNS``) with ``keys`` (at
+    least one), in one transaction; returns its id."""
     _check_columns(columns)
     names = [*columns, "created_at", "updated_at"]
     values = [_column_value(v) for v in columns.values()] + [now_ms, now_ms]
     sql = f"INSERT INTO providers ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
-    result = await _run("add a provider", db.prepare(sql).bind(*values))
-    return int(result["meta"]["last_row_id"])
+    # The provider's id inside the batch: its name is unique (last_insert_rowid() would change
+    # with every key inserted).
+    key_sql = _INSERT_KEY + "VALUES ((SELECT id FROM providers WHERE name = ?), ?, ?, ?, 1, ?)"
+    statements = [db.prepare(sql).bind(*values)]
+    statements += [db.prepare(key_sql).bind(columns["name"], *_sealed_values(k), now_ms) for k in keys]
+    statements.append(db.prepare("SELECT id FROM providers WHERE name = ?").bind(columns["name"]))
+    results = await _batch("add a provider", db, statements)
+    return int(results[-1]["results"][0]["id"])
 
 
-async def update_provider(db: Any, provider_id: int, columns: Mapping[str, Any], now_ms: int) -> bool:
-    """Update the given columns; False when no provider has this id."""
+async def update_provider(
+    db: Any, provider_id: int, columns: Mapping[str, Any], now_ms: int, key: SealedKey | None = None
+) -> bool:
+    """Update the given columns and, with ``key``, replace all the provider's keys by that one
+    (one transaction); False when no provider has this id."""
     _check_columns(columns)
     assignments = [f"{name} = ?" for name in columns] + ["updated_at = ?"]
     values = [_column_value(v) for v in columns.values()] + [now_ms, provider_id]
     sql = f"UPDATE providers SET {', '.join(assignments)} WHERE id = ?"
-    result = await _run("update a provider", db.prepare(sql).bind(*values))
-    return int(result["meta"]["changes"]) > 0
+    statements = [db.prepare(sql).bind(*values)]
+    if key is not None:
+        statements += [
+            db.prepare("DELETE FROM provider_keys WHERE provider_id = ?").bind(provider_id),
+            db.prepare(
+                _INSERT_KEY + "SELECT id, ?, ?, ?, 1, ? FROM providers WHERE id = ?"
+            ).bind(*_sealed_values(key), now_ms, provider_id),
+        ]
+    results = await _batch("update a provider", db, statements)
+    return int(results[0]["meta"]["changes"]) > 0
 
 
 async def delete_provider(db: Any, provider_id: int) -> bool:
-    statement = db.prepare("DELETE FROM providers WHERE id = ?").bind(provider_id)
-    result = await _run("delete a provider", statement)
-    return int(result["meta"]["changes"]) > 0
+    # The keys go explicitly too: ON DELETE CASCADE needs foreign keys on, which D1 has, but a
+    # hand-run sqlite3 may not.
+    statements = [
+        db.prepare("DELETE FROM provider_keys WHERE provider_id = ?").bind(provider_id),
+        db.prepare("DELETE FROM providers WHERE id = ?").bind(provider_id),
+    ]
+    results = await _batch("delete a provider", db, statements)
+    return int(results[1]["meta"]["changes"]) > 0
+
+
+def _touch(db: Any, provider_id: int, now_ms: int) -> Any:
+    return db.prepare("UPDATE providers SET updated_at = ? WHERE id = ?").bind(now_ms, provider_id)
+
+
+async def insert_key(db: Any, provider_id: int, key: SealedKey, now_ms: int) -> int | None:
+    """Add a key to a provider; its id, or None when no provider has ``provider_id``."""
+    statements = [
+        db.prepare(_INSERT_KEY + "SELECT id, ?, ?, ?, 1, ? FROM providers WHERE id = ?").bind(
+            *_sealed_values(key), now_ms, provider_id
+        ),
+        _touch(db, provider_id, now_ms),
+    ]
+    inserted, _ = await _batch("add a key", db, statements)
+    if int(inserted["meta"]["changes"]) == 0:
+        return None
+    return int(inserted["meta"]["last_row_id"])
+
+
+async def set_key_enabled(db: Any, provider_id: int, key_id: int, enabled: bool, now_ms: int) -> bool:
+    """Enable or disable one key of a provider; False when the provider has no such key."""
+    statements = [
+        db.prepare("UPDATE provider_keys SET enabled = ? WHERE id = ? AND provider_id = ?").bind(
+            int(enabled), key_id, provider_id
+        ),
+        _touch(db, provider_id, now_ms),
+    ]
+    updated, _ = await _batch("change a key", db, statements)
+    return int(updated["meta"]["changes"]) > 0
+
+
+async def delete_key(db: Any, provider_id: int, key_id: int, now_ms: int) -> bool:
+    """Delete one key of a provider unless it is the provider's last; False when nothing was
+    deleted (no such key, or the last one: the caller tells which)."""
+    statements = [
+        db.prepare(
+            "DELETE FROM provider_keys WHERE id = ? AND provider_id = ? "
+            "AND (SELECT COUNT(*) FROM provider_keys WHERE provider_id = ?) > 1"
+        ).bind(key_id, provider_id, provider_id),
+        _touch(db, provider_id, now_ms),
+    ]
+    deleted, _ = await _batch("delete a key", db, statements)
+    return int(deleted["meta"]["changes"]) > 0
 
 
 async def put_setting(db: Any, key: str, value: str) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
 from gateway.core.classify import scrub
-from gateway.core.config import Config, Provider
+from gateway.core.config import Config, Provider, ProviderKey
 from gateway.core.hop import Hops, forward_value
 from gateway.core.sse import First
 from gateway.errors import CryptoError
@@ -43,13 +43,24 @@ class ChatBody:
         return json.dumps({**self.data, "model": model}, separators=(",", ":"), ensure_ascii=False)
 
 
-async def provider_key(config: Config, provider: Provider) -> str:
-    """The provider's plain key, decrypted once per snapshot. Raises ``CryptoError``."""
-    key = config.plain_keys.get(provider.id)
+async def provider_key(config: Config, provider: Provider, key: ProviderKey | None = None) -> str:
+    """The plain text of ``key`` (None: the provider's ``default_key``), decrypted once per
+    snapshot. Raises ``CryptoError``, also for a provider with no key."""
+    key = key or provider.default_key
     if key is None:
-        key = await crypto.open_sealed(provider.sealed_key, config.encryption_key)
-        config.plain_keys[provider.id] = key
-    return key
+        raise CryptoError(f"provider '{provider.name}' has no key")
+    plain = config.plain_keys.get(key.id)
+    if plain is None:
+        plain = await crypto.open_sealed(key.sealed, config.encryption_key)
+        config.plain_keys[key.id] = plain
+    return plain
+
+
+def _key_name(provider: Provider, key: ProviderKey | None) -> str:
+    """How a message names the key: ``key #7 of provider 'groq'`` when the provider has several."""
+    if key is not None and len(provider.keys) > 1:
+        return f"key #{key.id} of provider '{provider.name}'"
+    return f"key of provider '{provider.name}'"
 
 
 def _elapsed_ms(start: float) -> int:
@@ -64,9 +75,9 @@ async def send_chat(
     caller is a client, or a probe); see the module doc for what comes back."""
     provider = candidate.provider
     try:
-        key = await provider_key(config, provider)
+        key = await provider_key(config, provider, candidate.key)
     except CryptoError as exc:
-        detail = f"the key of provider '{provider.name}' cannot be decrypted ({exc.message})"
+        detail = f"the {_key_name(provider, candidate.key)} cannot be decrypted ({exc.message})"
         return Observed(defect=Defect.KEY_UNREADABLE, detail=detail)
     headers = {
         "authorization": f"Bearer {key}",

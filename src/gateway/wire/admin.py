@@ -11,6 +11,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 __all__ = [
     "MAX_ID",
+    "MAX_KEYS",
+    "KeyCreate",
+    "KeyUpdate",
     "ModelsFetchByProvider",
     "ModelsFetchByUrl",
     "ProviderCreate",
@@ -19,6 +22,8 @@ __all__ = [
 ]
 
 MAX_ID = 2**53 - 1  # the largest integer a JS number holds exactly
+# Keys one provider may hold: rotation walks them on every attempt, and the page lists them all.
+MAX_KEYS = 50
 
 
 def _base_url(value: str) -> str:
@@ -49,7 +54,18 @@ def _models(value: list[str]) -> list[str]:
     return list(dict.fromkeys(cleaned))  # drop repeats, keep the user's order
 
 
+def _keys(value: list[str]) -> list[str]:
+    cleaned = [k.strip() for k in value]
+    if any(not k for k in cleaned):
+        raise ValueError("keys must not be empty")
+    if len(set(cleaned)) != len(cleaned):
+        raise ValueError("the same key is given twice")
+    return cleaned
+
+
 BaseUrl = Annotated[str, AfterValidator(_base_url)]
+ApiKey = Annotated[str, Field(min_length=1)]
+ApiKeys = Annotated[list[str], Field(min_length=1, max_length=MAX_KEYS), AfterValidator(_keys)]
 Models = Annotated[list[str], Field(min_length=1), AfterValidator(_models)]
 Name = Annotated[str, Field(min_length=1, max_length=100), AfterValidator(_name)]
 Platform = Annotated[str, Field(min_length=1, max_length=64)]
@@ -64,14 +80,25 @@ class _Body(BaseModel):
 
 
 class ProviderCreate(_Body):
+    """A new provider with one key (``api_key``) or several (``api_keys``): exactly one of the two
+    (SPEC §13)."""
+
     name: Name
     platform: Platform = "custom"
     base_url: BaseUrl
-    api_key: str = Field(min_length=1)
+    api_key: ApiKey | None = None
+    api_keys: ApiKeys | None = None
     models: Models
     priority: Priority = 100
     timeout_ms: TimeoutMs | None = None
     enabled: bool = True
+
+    @property
+    def keys(self) -> list[str] | None:
+        """The keys given, or None unless exactly one of the two fields is (the route says so)."""
+        if (self.api_key is None) == (self.api_keys is None):
+            return None
+        return [self.api_key] if self.api_key is not None else list(self.api_keys or ())
 
 
 class ProviderUpdate(_Body):
@@ -85,6 +112,18 @@ class ProviderUpdate(_Body):
     priority: Priority | None = None
     timeout_ms: TimeoutMs | None = None
     enabled: bool | None = None
+
+
+class KeyCreate(_Body):
+    """``POST /api/admin/providers/{id}/keys``: one more key."""
+
+    api_key: ApiKey
+
+
+class KeyUpdate(_Body):
+    """``PUT /api/admin/providers/{id}/keys/{key_id}``: use the key or not."""
+
+    enabled: bool
 
 
 class TokensUpdate(_Body):

@@ -1,5 +1,6 @@
 """The wire form of a cooldown: the SPEC §4 entry of the all-cooled 429 body and of
-``GET /api/admin/status`` (camelCase names, as SPEC spells them)."""
+``GET /api/admin/status`` (camelCase names, as SPEC spells them); ``keyId`` names the key a
+key-scoped cooldown cools (SPEC §13), null otherwise."""
 
 from __future__ import annotations
 
@@ -20,4 +21,5 @@ def cooldown_json(cooldown: Cooldown, now_ms: int) -> dict[str, Any]:
         "remainingMs": cooldown.remaining_ms(now_ms),
         "lastStatus": cooldown.last_status,
         "lastMessage": cooldown.last_message,
+        "keyId": cooldown.key_id,
     }

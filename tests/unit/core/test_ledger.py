@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from support.factories import T0, candidate
+from support.factories import T0, candidate, provider
 from gateway.core import rules
-from gateway.core.attempt import Observed
+from gateway.core.attempt import Candidate, Observed
 from gateway.core.classify import Failure, FailureKind, classify
 from gateway.core.ledger import Ledger
 from gateway.wire.cooldowns import cooldown_json
@@ -212,6 +212,7 @@ def test_active_wire_form_has_exactly_the_spec_fields():
         "remainingMs": rules.TRANSIENT_COOLDOWN_MS - 10 * S,
         "lastStatus": 503,
         "lastMessage": "HTTP 503",
+        "keyId": None,
     }
 
 
@@ -345,3 +346,126 @@ def test_a_new_cooldown_restarts_the_probe_deferral():
 
     assert not ledger.probe_ready(1, start + 46 * S + 29 * S)
     assert ledger.probe_ready(1, start + 46 * S + 30 * S)
+
+
+# --- Key cooldowns (SPEC §13) ------------------------------------------------------------------
+
+
+def keyed(provider_id: int = 1, n: int = 2, key_index: int = 0) -> Candidate:
+    p = provider(provider_id, keys=n)
+    return Candidate(p, "m", p.keys[key_index])
+
+
+@pytest.mark.parametrize(
+    ("fail", "keyed_cooldown"),
+    [
+        pytest.param(AUTH, True, id="401"),
+        pytest.param(CREDIT, True, id="402"),
+        pytest.param(TIER, True, id="403"),
+        pytest.param(RATE_LIMIT, True, id="429-ladder"),
+        pytest.param(AUTHORITATIVE, True, id="429-authoritative"),
+        pytest.param(SERVER, False, id="5xx"),
+    ],
+)
+def test_key_scoped_failures_cool_the_key_others_the_provider(fail, keyed_cooldown):
+    ledger = Ledger()
+    c = keyed()
+
+    cooldown = ledger.record_failure(c, fail, T0, CEILING)
+
+    assert cooldown is not None
+    assert cooldown.key_id == (101 if keyed_cooldown else None)
+    assert (ledger.key_cooldown(101, T0) is not None) is keyed_cooldown
+    assert ledger.key_cooldown(102, T0) is None
+    # One key of two cooling: the provider may still be tried; a platform fault blocks it.
+    assert (ledger.blocking(1, "m", T0, c.provider.keys) is None) is keyed_cooldown
+
+
+def test_without_a_key_a_key_scoped_failure_cools_the_provider():
+    ledger = Ledger()
+    cooldown = ledger.record_failure(candidate(1), AUTH, T0, CEILING)
+    assert cooldown is not None and cooldown.key_id is None and ledger.is_cooling(1, "m", T0)
+
+
+def test_all_enabled_keys_cooling_blocks_the_provider_until_the_earliest_ends():
+    p = provider(1, keys=3, disabled_keys=(103,))
+    ledger = Ledger()
+    ledger.record_failure(Candidate(p, "m", p.keys[0]), AUTH, T0, CEILING)  # 5 min
+    assert ledger.blocking(1, "m", T0, p.keys) is None
+    ledger.record_failure(Candidate(p, "m", p.keys[1]), RATE_LIMIT, T0, CEILING)  # 90 s
+
+    blocking = ledger.blocking(1, "m", T0, p.keys)
+
+    assert blocking is not None and blocking.key_id == 102
+    assert blocking.until_ms == T0 + rules.LADDER_MS[0]
+    assert not ledger.is_cooling(1, "m", T0 + rules.LADDER_MS[0], p.keys)
+    assert {(c.key_id, c.provider_id) for c in ledger.active(T0)} == {(101, 1), (102, 1)}
+
+
+def test_the_ladder_climbs_per_key():
+    ledger = Ledger()
+    first, second = keyed(key_index=0), keyed(key_index=1)
+
+    steps = [
+        ledger.record_failure(first, RATE_LIMIT, T0, CEILING),
+        ledger.record_failure(first, RATE_LIMIT, T0 + 2 * M, CEILING),
+        ledger.record_failure(second, RATE_LIMIT, T0 + 2 * M, CEILING),
+    ]
+
+    lengths = [c.until_ms - c.started_ms for c in steps if c is not None]
+    assert lengths == [rules.LADDER_MS[0], rules.LADDER_MS[1], rules.LADDER_MS[0]]
+
+
+def test_success_with_a_key_clears_that_key_only():
+    ledger = Ledger()
+    ledger.record_failure(keyed(key_index=0), AUTH, T0, CEILING)
+    ledger.record_failure(keyed(key_index=1), AUTH, T0, CEILING)
+
+    ledger.record_success(1, 101)
+
+    assert ledger.key_cooldown(101, T0) is None and ledger.key_cooldown(102, T0) is not None
+
+
+def test_key_cooldowns_are_probed_per_key():
+    ledger = Ledger()
+    ledger.record_failure(keyed(key_index=0), AUTH, T0, CEILING)  # heuristic, 5 min
+    ledger.record_failure(keyed(key_index=1), CREDIT, T0, CEILING)  # credit: never probed
+    half = T0 + rules.AUTH_COOLDOWN_MS // 2 + 1
+
+    assert ledger.probe_ready(1, half, 101) and not ledger.probe_ready(1, half, 102)
+    assert not ledger.probe_ready(1, half)  # the provider itself is not cooling
+    assert ledger.begin_probe(1, half, 101) and not ledger.begin_probe(1, half, 101)
+    ledger.end_probe(1, False, half, 101)
+    assert ledger.key_cooldown(101, half) is not None and not ledger.probe_ready(1, half + 1, 101)
+    ledger.end_probe(1, True, half + rules.PROBE_DEFER_BASE_MS, 101)
+    assert ledger.key_cooldown(101, half) is None
+
+
+def test_forget_key_drops_its_cooldown_and_ignores_attempts_under_way():
+    ledger = Ledger()
+    ledger.record_failure(keyed(key_index=0), AUTH, T0, CEILING)
+    ledger.record_failure(keyed(key_index=1), AUTH, T0, CEILING)
+
+    ledger.forget_key(101, T0 + S)
+
+    assert ledger.key_cooldown(101, T0 + S) is None and ledger.key_cooldown(102, T0 + S) is not None
+    assert ledger.record_failure(keyed(key_index=0), AUTH, T0 + 2 * S, CEILING, started_ms=T0) is None
+
+
+def test_forget_provider_drops_its_key_cooldowns():
+    ledger = Ledger()
+    ledger.record_failure(keyed(key_index=0), AUTH, T0, CEILING)
+    ledger.record_failure(keyed(provider_id=2), AUTH, T0, CEILING)
+
+    ledger.forget_provider(1, T0 + S)
+
+    assert [c.provider_id for c in ledger.active(T0 + S)] == [2]
+
+
+def test_key_cooldown_wire_form_names_the_key():
+    ledger = Ledger()
+    ledger.record_failure(keyed(key_index=1), AUTH, T0, CEILING)
+
+    (cooldown,) = ledger.active(T0)
+
+    assert cooldown_json(cooldown, T0)["keyId"] == 102

@@ -114,8 +114,8 @@ def test_failure_then_next_serves_and_the_failure_is_recorded():
 
     assert isinstance(r.result, Served) and r.result.candidate.provider.id == 2
     assert [e.label for e in r.result.trail] == ["p1/m: auth"]
-    cooldown = r.state.ledger.blocking(1, "m", r.clock.now)
-    assert cooldown is not None and cooldown.source == "heuristic"
+    cooldown = r.state.ledger.blocking(1, "m", r.clock.now, THREE[0].keys)
+    assert cooldown is not None and cooldown.source == "heuristic" and cooldown.key_id == 101
     assert cooldown.until_ms - T0 - 100 == rules.AUTH_COOLDOWN_MS
     stats = r.state.memory.stats(1, "m")
     assert stats is not None and stats.success == 0.0
@@ -453,3 +453,175 @@ def test_retry_after_header_rounds_up():
 
     assert result.retry_after_s(T0) == 62
     assert result.retry_after_s(T0 + 70 * S) == 0
+
+
+# --- Several keys per provider (SPEC §13) -------------------------------------------------------
+
+
+@dataclass
+class KeyedUpstream(Upstream):
+    """Scripted answers by key id first (then as ``Upstream``); records the key of each call."""
+
+    keys: list[int | None] = field(default_factory=list)
+
+    async def __call__(self, candidate: Candidate, timeout_ms: int) -> Outcome:
+        key_id = candidate.key.id if candidate.key is not None else None
+        self.keys.append(key_id)
+        if key_id in self.script:
+            queue = self.script[key_id]
+            answer = queue.pop(0) if len(queue) > 1 else queue[0]
+            self.calls.append((candidate.provider.id, candidate.model, timeout_ms))
+            assert isinstance(answer, (Delivered, Observed))
+            self.clock.now += answer.latency_ms
+            return answer
+        return await super().__call__(candidate, timeout_ms)
+
+
+def keyed_run(
+    providers: list[Provider], script: dict[Any, list[Any]], model: str | None = None, *,
+    state: RouterState | None = None, now: int = T0, settings: Settings = DEFAULTS,
+) -> tuple[LoopResult, KeyedUpstream, RouterState, FakeClock]:
+    state = state or RouterState()
+    clock = FakeClock(now)
+    upstream = KeyedUpstream(clock, script)
+    chain = build_chain(providers, model, state, clock.now)
+    result = asyncio.run(run_loop(chain, upstream, settings=settings, state=state, clock=clock.clock))
+    return result, upstream, state, clock
+
+
+def trail_labels(result: LoopResult) -> list[str]:
+    return [e.label for e in result.trail] if not isinstance(result, Exhausted) or result.trail else []
+
+
+@pytest.mark.parametrize(
+    ("failure", "label"),
+    [
+        pytest.param(http(429), "rate_limited", id="429"),
+        pytest.param(http(401), "auth", id="401"),
+        pytest.param(http(402), "out_of_credits", id="402"),
+        pytest.param(http(403), "forbidden", id="403"),
+        pytest.param(http(429, '{"error":{"message":"daily quota"}}'), "daily_quota_exhausted", id="quota"),
+        pytest.param(KEY_UNREADABLE, "key_unreadable", id="unreadable"),
+    ],
+)  # fmt: skip
+def test_a_key_scoped_failure_retries_the_same_model_with_the_next_key(failure, label):
+    providers = [provider(1, keys=2), provider(2)]
+
+    result, upstream, state, clock = keyed_run(providers, {101: [failure], 102: [ok()], 2: [ok()]})
+
+    assert isinstance(result, Served) and result.candidate.key is not None
+    assert (result.candidate.provider.id, result.candidate.key.id) == (1, 102)
+    assert upstream.keys == [101, 102]
+    assert trail_labels(result) == [f"p1#101/m: {label}"]
+    assert not state.ledger.is_cooling(1, "m", clock.now, providers[0].keys)
+
+
+def test_a_platform_fault_cools_the_provider_and_moves_on_without_trying_other_keys():
+    providers = [provider(1, keys=3), provider(2)]
+
+    result, upstream, state, clock = keyed_run(providers, {1: [http(503)], 2: [ok()]})
+
+    assert isinstance(result, Served) and result.candidate.provider.id == 2
+    assert upstream.keys == [101, 201]
+    assert trail_labels(result) == ["p1#101/m: upstream_error"]
+    cooldown = state.ledger.blocking(1, "m", clock.now, providers[0].keys)
+    assert cooldown is not None and cooldown.key_id is None
+
+
+def test_every_key_failing_moves_on_and_names_each_try():
+    providers = [provider(1, keys=rules.MAX_KEY_TRIES), provider(2)]
+
+    result, upstream, state, clock = keyed_run(providers, {1: [http(429)], 2: [ok()]})
+
+    assert isinstance(result, Served) and result.candidate.provider.id == 2
+    assert trail_labels(result) == ["p1#101/m: rate_limited", "p1#102/m: rate_limited",
+                                    "p1#103/m: rate_limited"]  # fmt: skip
+    blocking = state.ledger.blocking(1, "m", clock.now, providers[0].keys)
+    assert blocking is not None and blocking.key_id == 101  # the earliest to end
+
+
+def test_one_key_is_not_named_in_the_trail():
+    result, *_ = keyed_run([provider(1), provider(2)], {1: [http(429)], 2: [ok()]})
+
+    assert trail_labels(result) == ["p1/m: rate_limited"]
+
+
+def test_keys_take_turns_across_requests_and_a_cooling_key_is_skipped():
+    providers = [provider(1, keys=3)]
+    state = RouterState()
+    served = []
+    script: dict[Any, list[Any]] = {102: [http(429)], 1: [ok()]}
+    for _ in range(4):
+        result, upstream, *_ = keyed_run(providers, script, state=state)
+        served.append(upstream.keys)
+
+    # 101; 102 (429, cools) then 103; then 101, 103 (102 cools).
+    assert served == [[101], [102, 103], [101], [103]]
+
+
+def test_a_disabled_key_is_never_used_and_all_disabled_leaves_the_provider_out():
+    result, upstream, *_ = keyed_run([provider(1, keys=2, disabled_keys=(101,))], {1: [ok()]})
+    assert upstream.keys == [102]
+
+    result, upstream, *_ = keyed_run([provider(1, keys=1, disabled_keys=(101,))], {1: [ok()]})
+    assert isinstance(result, Exhausted) and result.code == "no_providers_configured"
+
+
+def test_all_keys_cooling_is_the_all_cooled_429_with_key_cooldowns():
+    p = provider(1, keys=2)
+    state = RouterState()
+    for key, status in zip(p.keys, (402, 403), strict=True):
+        failure = classify(Observed(status=status), T0)
+        state.ledger.record_failure(Candidate(p, "m", key), failure, T0, CEILING)
+
+    result, upstream, *_ = keyed_run([p], {1: [ok()]}, state=state, now=T0 + M)
+
+    assert isinstance(result, Exhausted) and (result.status, result.trail) == (429, ())
+    assert upstream.calls == []
+    assert [(c.key_id, c.source) for c in result.cooldowns] == [(101, "credit"), (102, "tier")]
+    assert "p1#101: credit" in result.message
+
+
+def test_a_probe_ready_key_is_probed_with_that_key_when_every_key_cools():
+    p = provider(1, keys=2)
+    state = RouterState()
+    for key in p.keys:
+        state.ledger.record_failure(Candidate(p, "m", key), classify(http(401), T0), T0, CEILING)
+    half = T0 + rules.AUTH_COOLDOWN_MS // 2 + S
+
+    result, upstream, *_ = keyed_run([p], {1: [ok()]}, state=state, now=half)
+
+    assert isinstance(result, Served) and upstream.keys == [101]
+    assert upstream.calls[0][2] == rules.PROBE_TIMEOUT_MS
+    assert state.ledger.key_cooldown(101, half) is None
+    assert state.ledger.key_cooldown(102, half) is not None
+
+
+def test_same_model_retry_after_the_keys_keeps_the_last_key():
+    providers = [provider(1, keys=2), provider(2)]
+    script: dict[Any, list[Any]] = {101: [http(429, retry_after="1")], 102: [http(429, retry_after="1"), ok()],
+                                    2: [ok()]}  # fmt: skip
+
+    result, upstream, state, clock = keyed_run(providers, script, "m")
+
+    assert isinstance(result, Served) and result.candidate.provider.id == 1
+    assert upstream.keys == [101, 102, 102]
+    assert clock.slept == [1 * S]
+
+
+def test_a_provider_key_failure_in_a_request_skips_that_key_for_its_other_models():
+    p = provider(1, models=("a", "b"), keys=2)
+
+    result, upstream, *_ = keyed_run([p], {101: [KEY_UNREADABLE], 102: [http(503)]})
+
+    assert upstream.keys == [101, 102]  # b is not tried: the provider cools (503), 101 unreadable
+    assert isinstance(result, Exhausted)
+
+
+def test_at_most_max_key_tries_keys_per_step():
+    providers = [provider(1, keys=rules.MAX_KEY_TRIES + 2), provider(2)]
+
+    result, upstream, *_ = keyed_run(providers, {1: [http(401)], 2: [ok()]})
+
+    assert upstream.keys == [101 + n for n in range(rules.MAX_KEY_TRIES)] + [201]
+    assert isinstance(result, Served) and result.candidate.provider.id == 2

@@ -80,3 +80,11 @@ def test_trail_encodes_non_ascii_names():
 )
 def test_trail_escapes_its_separator_in_names(provider, model, expected):
     assert trail_header((entry(provider, model), entry("next", "m"))) == f"{expected}; next/m: rate_limited"
+
+
+def test_a_key_is_named_when_the_provider_has_several():
+    failure = Failure(FailureKind.AUTH, "key", "heuristic", 0)
+    trail = (TrailEntry("groq;eu", "m", failure, 7), TrailEntry("b", "m", failure))
+
+    assert trail[0].label == "groq;eu#7/m: auth"
+    assert trail_header(trail) == "groq%3Beu#7/m: auth; b/m: auth"
