@@ -5,8 +5,12 @@ model (or for any model), else the step set with ``answer_always`` for its model
 else answers a default completion that echoes the model. A step may also be a callable: it gets
 the ``Recorded`` request and returns the step to answer with (a scripted model, e.g.
 ``support.brain.ToolBrain``). Every request is recorded (path, headers, raw body) so a test can
-assert what the gateway sent. ``support.answers`` builds the answers (text, tool calls, reasoning,
-usage, faults).
+assert what the gateway sent, with which provider key (``Recorded.key``, ``keys_used``).
+``support.answers`` builds the answers (text, tool calls, reasoning, usage, faults).
+
+A provider may hold several keys (SPEC §13): ``PerKey`` answers each request by the key it carries
+(``authorization: Bearer <key>``), e.g. ``answer_always(PerKey({k1: Json({}, 429)}))`` rate-limits
+one key while the others are served.
 
 ``GET …/models`` answers the OpenAI model list set with ``serve_models`` (ids, or a ``Json`` step
 such as a failure); those requests are recorded apart, in ``model_list_requests``.
@@ -32,6 +36,7 @@ __all__ = [
     "FakeUpstream",
     "Hang",
     "Json",
+    "PerKey",
     "Recorded",
     "Reset",
     "Responder",
@@ -125,6 +130,14 @@ class Recorded:
     def json(self) -> Any:
         return json.loads(self.body)
 
+    @property
+    def key(self) -> str | None:
+        """The provider key the gateway sent (``authorization: Bearer <key>``); None without one."""
+        scheme, _, token = self.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer":
+            return None
+        return token.strip() or None
+
 
 def _is_callable_step(step: Any) -> bool:
     return callable(step) and not isinstance(step, (Json, Sse, Hang, Reset))
@@ -132,6 +145,39 @@ def _is_callable_step(step: Any) -> bool:
 
 # A step computed from the request it answers.
 Responder = Callable[[Recorded], Any]
+
+
+@dataclass
+class PerKey:
+    """A step chosen by the key of the request (``Recorded.key``): ``answers[key]``, else
+    ``default``, else the fake's default completion. A chosen step may itself be callable (it gets
+    the request); a ``Json`` is copied for each use, so one ``PerKey`` can answer many times."""
+
+    answers: dict[str, Any]
+    default: Any = None
+
+    def __call__(self, request: Recorded) -> Any:
+        step = self.answers.get(request.key or "", self.default)
+        if step is None:
+            return Json(completion(request.json.get("model") or "unknown"))
+        if _is_callable_step(step):
+            step = step(request)
+        return replace(step, headers=dict(step.headers)) if isinstance(step, Json) else step
+
+    def held(self) -> list[Hang | Sse]:
+        """The steps among the answers that wait on an event (released when the fake resets)."""
+        return [s for s in (*self.answers.values(), self.default) if _is_held(s)]
+
+
+def _is_held(step: Any) -> bool:
+    return isinstance(step, Hang) or (isinstance(step, Sse) and bool(step.gates))
+
+
+def _held_steps(steps: tuple[Any, ...]) -> list[Hang | Sse]:
+    held: list[Hang | Sse] = []
+    for step in steps:
+        held.extend(step.held() if isinstance(step, PerKey) else [step] if _is_held(step) else [])
+    return held
 
 
 class FakeUpstream:
@@ -183,17 +229,22 @@ class FakeUpstream:
     def requests_for(self, model: str) -> list[Recorded]:
         return [r for r in self.requests if r.json.get("model") == model]
 
+    def keys_used(self, model: str | None = None) -> list[str | None]:
+        """The provider key of each chat request (for ``model``; None: every model), in order."""
+        return [r.key for r in (self.requests if model is None else self.requests_for(model))]
+
     def queue(self, *steps: Any, model: str | None = None) -> None:
         """Answer the next requests for ``model`` (None: any model) with ``steps``, in order."""
         with self._lock:
             self._steps[model].extend(steps)
-            self._held.extend(s for s in steps if isinstance(s, Hang) or (isinstance(s, Sse) and s.gates))
+            self._held.extend(_held_steps(steps))
 
     def answer_always(self, step: Any, model: str | None = None) -> None:
         """Answer every request for ``model`` (None: any model) that finds no queued step with
         ``step`` (a ``Json``/``Sse``/``Reset`` step, copied for each use, or a callable step)."""
         with self._lock:
             self._always[model] = step
+            self._held.extend(_held_steps((step,)))
 
     def serve_models(self, answer: list[str] | Json) -> None:
         """Answer every ``GET …/models`` from now on with these ids, or with this step."""
