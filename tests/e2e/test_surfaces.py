@@ -431,7 +431,6 @@ def test_the_upstreams_refusal_of_the_request_comes_back_in_the_surfaces_shape(a
 
 # Known bug: routes/models.py picks the caller's shape for its answers but lets its errors (401, and
 # the 404 of a Gemini caller) reach entry.py, which answers in the OpenAI shape.
-SHAPELESS_MODELS_ERRORS = pytest.mark.xfail(strict=True, reason="/v1/models errors ignore the caller's shape")
 
 GEMINI = [s for s in SURFACES if s.id.startswith("gemini")]
 NOT_GEMINI = [s for s in SURFACES if not s.id.startswith("gemini")]
@@ -471,10 +470,9 @@ def test_only_gemini_takes_the_token_from_key(client, gateway, surface, pair, up
     ("path", "headers", "shape"),
     [
         pytest.param("/v1beta/models", {"x-goog-api-key": WRONG_TOKEN}, "gemini", id="gemini-models"),
-        pytest.param("/v1/models", {"x-goog-api-key": WRONG_TOKEN}, "gemini", id="v1-models-gemini",
-                     marks=SHAPELESS_MODELS_ERRORS),
+        pytest.param("/v1/models", {"x-goog-api-key": WRONG_TOKEN}, "gemini", id="v1-models-gemini"),
         pytest.param("/v1/models", {"x-api-key": WRONG_TOKEN, "anthropic-version": "2023-06-01"}, "anthropic",
-                     id="v1-models-anthropic", marks=SHAPELESS_MODELS_ERRORS),
+                     id="v1-models-anthropic"),
         pytest.param("/api/tags", {"authorization": f"Bearer {WRONG_TOKEN}"}, "ollama", id="ollama-tags"),
     ],
 )
@@ -561,8 +559,7 @@ def test_v1_models_in_the_gemini_shape(client, gateway, catalog, how):
         pytest.param({"x-api-key": "{token}", "anthropic-version": "2023-06-01"},
                      lambda b: b["type"] == "error" and b["error"]["type"] == "not_found_error", id="anthropic"),
         pytest.param({"x-goog-api-key": "{token}"},
-                     lambda b: (b["error"]["code"], b["error"]["status"]) == (404, "NOT_FOUND"), id="gemini",
-                     marks=SHAPELESS_MODELS_ERRORS),
+                     lambda b: (b["error"]["code"], b["error"]["status"]) == (404, "NOT_FOUND"), id="gemini"),
     ],
 )
 def test_v1_models_id_is_found_or_404_in_the_callers_shape(client, gateway, catalog, headers, check):

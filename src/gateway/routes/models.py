@@ -5,21 +5,26 @@ OpenAI's."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from functools import wraps
 
 from gateway import isolate
 from gateway.core.chain import model_catalog
 from gateway.core.config import Config
-from gateway.errors import NotFoundError
+from gateway.errors import GatewayError, NotFoundError
 from gateway.responses import json_response
 from gateway.routes import Call
 from gateway.routes.auth import require_api
 from gateway.routes.gemini import gemini_model
+from gateway.routes.surface import error_answer
 from gateway.shell.http import IncomingRequest, JsResponse
 from gateway.surfaces import anthropic, gemini, models
 from gateway.wire.chat import AUTO_MODEL
 
 __all__ = ["get_model", "list_models"]
+
+Handler = Callable[[Call], Awaitable[JsResponse]]
 
 # The gateway's own entry: the chain over every provider (SPEC §3).
 _AUTO_OWNER = "fllmapi-worker"
@@ -41,6 +46,21 @@ def _iso(epoch_s: int) -> str:
     return datetime.fromtimestamp(epoch_s, UTC).isoformat().replace("+00:00", "Z")
 
 
+def _speaks_the_callers_shape(handler: Handler) -> Handler:
+    """Errors in the shape the caller speaks, like the listing itself."""
+
+    @wraps(handler)
+    async def handle(call: Call) -> JsResponse:
+        try:
+            return await handler(call)
+        except GatewayError as exc:
+            render = {"anthropic": anthropic.render_error, "gemini": gemini.render_error}.get(_shape(call.request))
+            return error_answer(render, exc)
+
+    return handle
+
+
+@_speaks_the_callers_shape
 async def list_models(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
     require_api(call.request, config, query_key=True)
@@ -54,6 +74,7 @@ async def list_models(call: Call) -> JsResponse:
             return json_response(models.openai_models(catalog, created))
 
 
+@_speaks_the_callers_shape
 async def get_model(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
     require_api(call.request, config, query_key=True)
@@ -63,10 +84,7 @@ async def get_model(call: Call) -> JsResponse:
         return json_response(gemini_model(config, model))
     entry = next((e for e in _catalog(config) if e[0] == model), None)
     if entry is None:
-        error = NotFoundError(f"The model '{model}' does not exist on this gateway.", code="model_not_found")
-        if shape == "anthropic":
-            return json_response(anthropic.render_error(404, error.type, error.message), 404)
-        raise error
+        raise NotFoundError(f"The model '{model}' does not exist on this gateway.", code="model_not_found")
     if shape == "anthropic":
         return json_response(models.anthropic_model(model, _iso(created)))
     return json_response(models.openai_model(entry, created))

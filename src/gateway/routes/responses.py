@@ -14,7 +14,7 @@ from gateway.surfaces import responses
 __all__ = ["create_response"]
 
 
-@speaks(responses.render_error)
+@speaks(None)  # OpenAI's own API: the gateway's error body as /v1/chat/completions sends it
 async def create_response(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
     hops = require_api(call.request, config)

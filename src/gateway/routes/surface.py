@@ -35,7 +35,7 @@ from gateway.upstream.openai import ChatBody
 from gateway.wire import headers as h
 from gateway.wire.chat import ChatRequest
 
-__all__ = ["ErrorRenderer", "Plan", "read_object", "serve", "speaks", "upstream_message"]
+__all__ = ["ErrorRenderer", "Plan", "error_answer", "read_object", "serve", "speaks", "upstream_message"]
 
 # (status, OpenAI-style error type, message) -> the surface's error body.
 ErrorRenderer = Callable[[int, str, str], Any]
@@ -54,12 +54,16 @@ class Plan:
     render_error: ErrorRenderer
 
 
-def error_answer(render_error: ErrorRenderer, exc: GatewayError) -> JsResponse:
-    return json_response(render_error(exc.status, exc.type, exc.message), exc.status, exc.headers)
+def error_answer(render_error: ErrorRenderer | None, exc: GatewayError) -> JsResponse:
+    """``exc`` in the surface's shape; ``None``: the gateway's own OpenAI body, ``code``, ``param``,
+    ``retryAtMs`` and ``cooldowns`` included (the Responses API speaks OpenAI's errors)."""
+    body = exc.body() if render_error is None else render_error(exc.status, exc.type, exc.message)
+    return json_response(body, exc.status, exc.headers)
 
 
-def speaks(render_error: ErrorRenderer) -> Callable[[Handler], Handler]:
-    """A handler whose errors answer in the surface's shape (with their status and headers)."""
+def speaks(render_error: ErrorRenderer | None) -> Callable[[Handler], Handler]:
+    """A handler whose errors answer in the surface's shape (with their status and headers);
+    ``None`` keeps the gateway's own OpenAI error body."""
 
     def decorate(handler: Handler) -> Handler:
         @wraps(handler)
