@@ -523,3 +523,233 @@ def test_screenshots_of_aliases_and_connect(page, gateway, admin, add_provider):
         page.get_by_test_id("connect").screenshot(path=ARTIFACTS / f"connect-{lang}-360.png")
         assert page.evaluate("document.documentElement.scrollWidth") <= 360
         page.get_by_test_id("lang-toggle").click()
+
+
+# --- Several keys per provider (issue 10, SPEC §13) ---------------------------------------------
+
+KEY_A = "sk-page-key-aaaa-000000000001"
+KEY_B = "sk-page-key-bbbb-000000000002"
+KEY_C = "sk-page-key-cccc-000000000003"
+
+
+def key_rows(page: Page, name: str):
+    return row(page, name).get_by_test_id("provider-key")
+
+
+def key_row(page: Page, name: str, key_id: int):
+    return row(page, name).locator(f'[data-testid="provider-key"][data-key-id="{key_id}"]')
+
+
+def hint(key: str) -> str:
+    return f"{key[:4]}...{key[-4:]}"
+
+
+def keys_sent(upstream, n: int) -> set[str]:
+    return {r.headers["authorization"].removeprefix("Bearer ") for r in upstream.requests[-n:]}
+
+
+def assert_no_full_key(page: Page, *keys: str) -> None:
+    """No key in the document (markup, attributes, text), in any field's value or in the tab's storage."""
+    seen = "\n".join([
+        page.content(),
+        *page.evaluate("[...document.querySelectorAll('input, textarea, select')].map((f) => f.value)"),
+        page.evaluate("JSON.stringify([Object.entries(sessionStorage), Object.entries(localStorage)])"),
+    ])
+    for key in keys:
+        assert key not in seen
+        assert key[4:-4] not in seen  # not even the middle a hint leaves out
+
+
+def test_quick_add_with_two_keys_rotates_them(page, gateway, admin, api, upstream):
+    login(page, gateway.admin_token)
+
+    page.get_by_test_id("preset-platform").select_option("groq")
+    page.get_by_test_id("preset-base-url").fill(upstream.base_url)
+    page.get_by_test_id("preset-key").fill(f"{KEY_A}\n\n  {KEY_B}  \n{KEY_A}\n")
+    expect(page.get_by_test_id("preset-key-count")).to_have_text("已填写 2 个密钥")
+    page.get_by_test_id("preset-submit").click()
+
+    keys = key_rows(page, "groq")
+    expect(keys).to_have_count(2)
+    expect(row(page, "groq").get_by_test_id("provider-keys")).to_contain_text("密钥（2）")
+    expect(keys.get_by_test_id("key-hint")).to_have_text([hint(KEY_A), hint(KEY_B)])
+    expect(keys.get_by_test_id("key-state")).to_have_text(["使用中", "使用中"])
+    expect(page.get_by_test_id("preset-key")).to_have_value("")
+    added = providers(admin)["groq"]
+    assert [k["hint"] for k in added["keys"]] == [hint(KEY_A), hint(KEY_B)]
+    model = added["models"][0]
+    for _ in range(2):
+        assert ask(api, model).status_code == 200
+    assert keys_sent(upstream, 2) == {KEY_A, KEY_B}  # round-robin over both
+    assert_no_full_key(page, KEY_A, KEY_B)
+
+
+def test_custom_add_with_several_keys(page, gateway, admin, upstream):
+    login(page, gateway.admin_token)
+
+    page.get_by_test_id("custom-name").fill("many-keys")
+    page.get_by_test_id("custom-base-url").fill(upstream.base_url)
+    page.get_by_test_id("custom-key").fill(f"{KEY_A}\n{KEY_B}\n{KEY_C}")
+    page.get_by_test_id("custom-models").fill("m")
+    page.get_by_test_id("custom-submit").click()
+
+    expect(key_rows(page, "many-keys")).to_have_count(3)
+    assert [k["hint"] for k in providers(admin)["many-keys"]["keys"]] == [hint(KEY_A), hint(KEY_B), hint(KEY_C)]
+    expect(page.get_by_test_id("custom-key")).to_have_value("")
+    assert_no_full_key(page, KEY_A, KEY_B, KEY_C)
+
+
+def test_add_keys_to_an_existing_provider(page, gateway, admin, api, add_provider, upstream):
+    add_provider(name="grows", models=["m"])
+    login(page, gateway.admin_token)
+    message = row(page, "grows").get_by_test_id("key-message")
+    expect(key_rows(page, "grows")).to_have_count(1)
+
+    row(page, "grows").get_by_test_id("key-add").click()
+    row(page, "grows").get_by_test_id("key-add-input").fill(f"{KEY_B}\n\n{KEY_C}\n")
+    expect(row(page, "grows").get_by_test_id("key-add-count")).to_have_text("已填写 2 个密钥")
+    row(page, "grows").get_by_test_id("key-add-submit").click()
+
+    expect(key_rows(page, "grows")).to_have_count(3)
+    expect(message).to_have_text("已添加 2 个密钥。")
+    expect(row(page, "grows").get_by_test_id("key-add-input")).to_have_count(0)  # the form closed
+    assert [k["hint"] for k in providers(admin)["grows"]["keys"]] == [hint(UPSTREAM_KEY), hint(KEY_B), hint(KEY_C)]
+    for _ in range(3):
+        assert ask(api).status_code == 200
+    assert keys_sent(upstream, 3) == {UPSTREAM_KEY, KEY_B, KEY_C}
+
+    # A key the provider already holds: the server's refusal, and the key stays in the field.
+    row(page, "grows").get_by_test_id("key-add").click()
+    row(page, "grows").get_by_test_id("key-add-input").fill(KEY_B)
+    row(page, "grows").get_by_test_id("key-add-submit").click()
+    expect(message).to_have_text("This provider already holds this key.")
+    expect(row(page, "grows").get_by_test_id("key-add-input")).to_have_value(KEY_B)
+    expect(key_rows(page, "grows")).to_have_count(3)
+    row(page, "grows").get_by_test_id("key-add-cancel").click()
+    assert_no_full_key(page, UPSTREAM_KEY, KEY_B, KEY_C)
+
+
+def test_disable_enable_and_delete_a_key(page, gateway, admin, api, add_provider, upstream, watch):
+    made = add_provider(name="pair", models=["m"], api_key=None, api_keys=[KEY_A, KEY_B])
+    first, second = (k["id"] for k in made["keys"])
+    login(page, gateway.admin_token)
+    message = row(page, "pair").get_by_test_id("key-message")
+
+    key_row(page, "pair", first).get_by_test_id("key-toggle").click()
+    expect(key_row(page, "pair", first).get_by_test_id("key-state")).to_have_text("已禁用")
+    expect(message).to_have_text(f"已禁用密钥 #{first}。")
+    assert [k["enabled"] for k in providers(admin)["pair"]["keys"]] == [False, True]
+    for _ in range(2):
+        assert ask(api).status_code == 200
+    assert keys_sent(upstream, 2) == {KEY_B}  # a disabled key is not used
+
+    key_row(page, "pair", first).get_by_test_id("key-toggle").click()
+    expect(key_row(page, "pair", first).get_by_test_id("key-state")).to_have_text("使用中")
+    assert [k["enabled"] for k in providers(admin)["pair"]["keys"]] == [True, True]
+
+    page.once("dialog", lambda dialog: (watch.dialogs.append(dialog.message), dialog.dismiss()))
+    key_row(page, "pair", second).get_by_test_id("key-delete").click()
+    expect(message).to_be_empty()
+    expect(key_rows(page, "pair")).to_have_count(2)
+    page.once("dialog", lambda dialog: dialog.accept())
+    key_row(page, "pair", second).get_by_test_id("key-delete").click()
+
+    expect(key_rows(page, "pair")).to_have_count(1)
+    expect(message).to_have_text(f"已删除密钥 #{second}。")
+    assert watch.dialogs == [f"删除“pair”的密钥 #{second}（{hint(KEY_B)}）？此操作无法撤销。"]
+    assert [k["id"] for k in providers(admin)["pair"]["keys"]] == [first]
+
+
+def test_the_last_key_cannot_be_deleted(page, gateway, admin, add_provider):
+    made = add_provider(name="single", models=["m"])
+    login(page, gateway.admin_token)
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    row(page, "single").get_by_test_id("key-delete").click()
+
+    expect(row(page, "single").get_by_test_id("key-message")).to_have_text(
+        "This is the provider's last key: add another first, or delete the provider."
+    )
+    expect(row(page, "single").get_by_test_id("key-message")).to_have_class(re.compile(r"\berror\b"))
+    expect(key_rows(page, "single")).to_have_count(1)
+    assert [k["id"] for k in providers(admin)["single"]["keys"]] == [made["keys"][0]["id"]]
+
+
+def test_a_disabled_last_key_is_flagged(page, gateway, add_provider):
+    add_provider(name="silent", models=["m"])
+    login(page, gateway.admin_token)
+    expect(row(page, "silent").get_by_test_id("keys-none-usable")).to_have_count(0)
+
+    row(page, "silent").get_by_test_id("key-toggle").click()
+
+    expect(row(page, "silent").get_by_test_id("keys-none-usable")).to_contain_text("没有可用的密钥")
+
+
+def test_a_cooling_key_shows_in_its_row_and_in_the_bar(page, gateway, api, add_provider, upstream):
+    made = add_provider(name="rotating", models=["m"], api_key=None, api_keys=[KEY_A, KEY_B])
+    upstream.queue(Json({"error": {"message": "Rate limit reached"}}, 429))
+    assert ask(api).status_code == 200  # the next key served at once
+    refused = upstream.requests[-2].headers["authorization"].removeprefix("Bearer ")
+    cooled = next(k for k in made["keys"] if k["hint"] == hint(refused))
+    login(page, gateway.admin_token)
+
+    entry = page.get_by_test_id("cooldown-entry")
+    expect(entry).to_have_count(1)
+    expect(entry.get_by_test_id("cooldown-key")).to_have_text(f"密钥 #{cooled['id']} · {cooled['hint']}")
+    cooling = key_row(page, "rotating", cooled["id"]).get_by_test_id("key-cooling")
+    expect(cooling).to_contain_text(re.compile(r"冷却至 .*\d\d:\d\d:\d\d · \d+ (分|秒)"))
+    expect(key_rows(page, "rotating").get_by_test_id("key-cooling")).to_have_count(1)
+    expect(row(page, "rotating").get_by_test_id("provider-cooldown")).to_have_count(0)  # the provider serves
+
+    page.get_by_test_id("lang-toggle").click()
+    expect(entry.get_by_test_id("cooldown-key")).to_have_text(f"key #{cooled['id']} · {cooled['hint']}")
+    expect(cooling).to_contain_text(re.compile(r"cooling down until .*\d\d:\d\d:\d\d · \d+ (min|s)"))
+
+    page.get_by_test_id("cooldown-verify").click()  # the probe of the key succeeds
+    expect(page.get_by_test_id("verify-result").get_by_test_id("cooldown-key")).to_have_text(
+        f"key #{cooled['id']} · {cooled['hint']}"
+    )
+    expect(entry).to_have_count(0)
+    expect(cooling).to_have_count(0)
+
+
+def test_a_provider_whose_every_key_cools_is_cooling(page, gateway, api, add_provider, upstream):
+    add_provider(name="spent", priority=1, models=["m"])
+    add_provider(name="spare", priority=2, models=["m"])
+    upstream.queue(Json({"error": {"message": "Rate limit reached"}}, 429))
+    assert ask(api, "auto").headers["x-routed-via"] == "spare/m"
+    login(page, gateway.admin_token)
+
+    expect(row(page, "spent").get_by_test_id("key-cooling")).to_have_count(1)
+    badge = row(page, "spent").get_by_test_id("provider-cooldown")
+    expect(badge).to_contain_text(re.compile(r"全部密钥冷却中 \d+ (分|秒)"))
+    expect(row(page, "spare").get_by_test_id("provider-cooldown")).to_have_count(0)
+
+
+def test_screenshots_of_provider_keys(page, gateway, admin, api, add_provider, upstream):
+    made = add_provider(name="groq", platform="groq", priority=1, models=["llama-3.3-70b-versatile"],
+                        api_key=None, api_keys=[KEY_A, KEY_B, KEY_C])
+    admin.put(f"/providers/{made['id']}/keys/{made['keys'][2]['id']}", json={"enabled": False}).raise_for_status()
+    upstream.queue(Json({"error": {"message": "Rate limit reached for model llama-3.3-70b-versatile"}}, 429))
+    assert ask(api, "llama-3.3-70b-versatile").status_code == 200
+    ARTIFACTS.mkdir(exist_ok=True)
+    login(page, gateway.admin_token)
+    row(page, "groq").get_by_test_id("key-add").click()
+    row(page, "groq").get_by_test_id("key-add-input").fill("sk-new-key-0000000000000004\nsk-new-key-0000000000000005")
+    page.get_by_test_id("preset-platform").select_option("groq")
+    page.get_by_test_id("preset-key").fill("gsk_example_key_0000000000001\ngsk_example_key_0000000000002")
+
+    for lang in ("zh", "en"):
+        expect(key_rows(page, "groq").get_by_test_id("key-cooling")).to_have_count(1)
+        page.set_viewport_size({"width": 1280, "height": 900})
+        row(page, "groq").screenshot(path=ARTIFACTS / f"provider-keys-{lang}.png")
+        page.evaluate("window.scrollTo(0, 0)")  # the bar is first: clear of the sticky top bar
+        page.get_by_test_id("cooldown-bar").screenshot(path=ARTIFACTS / f"cooldown-key-{lang}.png")
+        page.set_viewport_size({"width": 360, "height": 740})
+        row(page, "groq").screenshot(path=ARTIFACTS / f"provider-keys-{lang}-360.png")
+        page.evaluate("window.scrollTo(0, 0)")
+        page.get_by_test_id("cooldown-bar").screenshot(path=ARTIFACTS / f"cooldown-key-{lang}-360.png")
+        page.locator("#preset-form").screenshot(path=ARTIFACTS / f"preset-keys-{lang}-360.png")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360
+        assert_no_full_key(page, KEY_A, KEY_B, KEY_C)
+        page.get_by_test_id("lang-toggle").click()

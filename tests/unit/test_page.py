@@ -24,6 +24,13 @@ TEST_IDS = (
     "custom-models custom-priority custom-timeout custom-submit token-api token-api-random token-api-save "
     "token-admin token-admin-save settings-save cooldown-bar cooldown-clear cooldown-verify"
 ).split()
+# Several keys per provider (issue 10, SPEC §13): the key list of a provider row and its actions.
+KEY_TEST_IDS = (
+    "provider-keys provider-key key-hint key-state key-error key-cooling key-toggle key-delete key-add "
+    "key-add-input key-add-submit key-add-cancel key-message preset-key-count custom-key-count cooldown-key"
+).split()
+# Every field a provider key is typed into: write-only (masked, never spell-checked or autofilled).
+KEY_FIELDS = ("preset-key", "custom-key", "key-add-input", "edit-key")
 
 
 def _i18n() -> dict[str, dict[str, str]]:
@@ -122,8 +129,32 @@ def test_one_script_and_one_style():
     assert len(re.findall(r"<style\b", PAGE)) == 1
 
 
-@pytest.mark.parametrize("test_id", TEST_IDS)
+@pytest.mark.parametrize("test_id", TEST_IDS + KEY_TEST_IDS)
 def test_browser_hook_exists(test_id):
     # In the markup, or as a string the script sets as data-testid (the browser tests use them all).
     assert f'data-testid="{test_id}"' in PAGE or f'"{test_id}"' in _script()
 
+
+
+def _key_field(test_id: str) -> str:
+    """The markup of a key field, or (for fields the script builds) the attributes given to el()."""
+    found = re.search(rf'<(?:input|textarea)\b[^>]*data-testid="{test_id}"[^>]*>', PAGE)
+    if found:
+        return found.group(0)
+    found = re.search(rf'el\("(?:input|textarea)",\s*\{{(?:[^{{}}]|\{{[^{{}}]*\}})*"data-testid": "{test_id}"', _script())
+    if found:
+        return found.group(0)
+    found = re.search(rf'\{{[^{{}}]*"data-testid": "{test_id}"[^{{}}]*\}}', _script())
+    assert found, test_id
+    return found.group(0)
+
+
+@pytest.mark.parametrize("test_id", KEY_FIELDS)
+def test_key_fields_are_write_only(test_id):
+    markup = _key_field(test_id)
+
+    assert re.search(r'type[=:]\s*"password"|class[=:]\s*"[^"]*\bsecret\b', markup), markup
+    assert re.search(r'autocomplete[=:]\s*"(?:off|new-password)"', markup), markup
+    if "secret" in markup:  # a textarea of keys, one per line: masked by CSS and never spell-checked
+        assert re.search(r'spellcheck[=:]\s*"false"', markup), markup
+        assert "textarea.secret { -webkit-text-security: disc;" in PAGE

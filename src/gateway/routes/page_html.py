@@ -127,6 +127,17 @@ ul.plain { list-style: none; margin: 0; padding: 0; display: grid; gap: 8px; }
 .url { overflow-wrap: anywhere; color: var(--muted); }
 .meta { display: flex; flex-wrap: wrap; gap: 2px 18px; font-size: 13px; }
 .models { display: flex; flex-wrap: wrap; gap: 4px; }
+.keys { display: grid; gap: 6px; }
+.keys-head { display: flex; flex-wrap: wrap; align-items: center; gap: 6px; }
+.key {
+  display: flex; flex-wrap: wrap; align-items: center; gap: 4px 8px;
+  padding: 6px 10px; border-radius: 8px; background: var(--bg); min-width: 0;
+}
+.key.off .mono { opacity: .6; }
+.key .mono { font-size: 13px; overflow-wrap: anywhere; }
+/* Key fields are write-only: a pasted key is masked as in a password field (Chromium, Safari;
+   a browser without -webkit-text-security shows it as typed, as any textarea would). */
+textarea.secret { -webkit-text-security: disc; min-height: 64px; }
 .editor { margin-top: 6px; padding: 12px; border: 1px dashed var(--border); border-radius: 8px; }
 .checklist {
   max-height: 280px; overflow: auto; display: grid; gap: 2px; padding: 6px 10px;
@@ -223,15 +234,15 @@ pre.code {
           <label for="preset-base-url" data-i18n="form.baseUrl"></label>
           <input id="preset-base-url" data-testid="preset-base-url" class="mono" inputmode="url" spellcheck="false">
         </div>
-        <div class="row2">
-          <div class="field">
-            <label for="preset-name" data-i18n="form.name"></label>
-            <input id="preset-name" data-testid="preset-name">
-          </div>
-          <div class="field">
-            <label for="preset-key" data-i18n="form.key"></label>
-            <input id="preset-key" data-testid="preset-key" type="password" autocomplete="new-password" class="mono">
-          </div>
+        <div class="field">
+          <label for="preset-name" data-i18n="form.name"></label>
+          <input id="preset-name" data-testid="preset-name">
+        </div>
+        <div class="field">
+          <label for="preset-key" data-i18n="form.keys"></label>
+          <textarea id="preset-key" data-testid="preset-key" class="mono secret" rows="2" autocomplete="off"
+              spellcheck="false" data-i18n-placeholder="form.keysPlaceholder"></textarea>
+          <p id="preset-key-count" class="muted" data-testid="preset-key-count"></p>
         </div>
         <div class="field">
           <div class="between">
@@ -272,8 +283,10 @@ pre.code {
               data-i18n-placeholder="custom.baseUrlPlaceholder">
         </div>
         <div class="field">
-          <label for="custom-key" data-i18n="form.key"></label>
-          <input id="custom-key" data-testid="custom-key" type="password" autocomplete="new-password" class="mono">
+          <label for="custom-key" data-i18n="form.keys"></label>
+          <textarea id="custom-key" data-testid="custom-key" class="mono secret" rows="2" autocomplete="off"
+              spellcheck="false" data-i18n-placeholder="form.keysPlaceholder"></textarea>
+          <p id="custom-key-count" class="muted" data-testid="custom-key-count"></p>
         </div>
         <div class="field">
           <label for="custom-models" data-i18n="form.models"></label>
@@ -373,8 +386,9 @@ const I18N = {
     "status.lastStatus": "last status",
     "status.none": "—",
     "status.http": "HTTP {status}",
+    "status.key": "key #{id}",
     "status.cleared": "Cleared {n} cooldown(s).",
-    "status.verified": "Cleared; each provider that was cooling down was probed.",
+    "status.verified": "Cleared; each provider and key that was cooling down was probed.",
     "status.verifyHeading": "Verification",
     "status.verifyNothing": "Nothing was cooling down: nothing to verify.",
     "status.verifyOk": "working",
@@ -388,6 +402,7 @@ const I18N = {
     "source.loop": "request loop (base_url leads back)",
     "cooldown.badge": "cooling down",
     "cooldown.badgeModel": "{model} cooling down",
+    "cooldown.badgeKeys": "every key cooling down",
     "time.now": "ending",
     "time.s": "{s} s",
     "time.m": "{m} min",
@@ -404,8 +419,6 @@ const I18N = {
     "provider.enable": "Enable",
     "provider.disable": "Disable",
     "provider.delete": "Delete",
-    "provider.key": "key",
-    "provider.keyError": "cannot be decrypted: enter it again",
     "provider.priority": "priority",
     "provider.timeout": "timeout",
     "provider.timeoutDefault": "default",
@@ -414,14 +427,35 @@ const I18N = {
     "provider.saved": "Saved “{name}”.",
     "provider.enabledNote": "“{name}” is enabled.",
     "provider.disabledNote": "“{name}” is disabled.",
-    "edit.keyPlaceholder": "leave empty to keep the current key",
+    "edit.keyPlaceholder": "empty keeps the keys; a key here replaces them all",
     "edit.enabled": "Enabled",
+    "keys.heading": "Keys ({n})",
+    "keys.add": "Add keys",
+    "keys.input": "New keys, one per line",
+    "keys.submit": "Add",
+    "keys.inUse": "in use",
+    "keys.disabled": "disabled",
+    "keys.enable": "Enable",
+    "keys.disable": "Disable",
+    "keys.unreadable": "cannot be decrypted: add it again, then delete this one",
+    "keys.coolingUntil": "cooling down until {time}",
+    "keys.noneUsable": "No usable key: this provider serves nothing until a key is enabled or added.",
+    "keys.confirmDelete": "Delete key #{id} ({hint}) of “{name}”? This cannot be undone.",
+    "keys.deleted": "Deleted key #{id}.",
+    "keys.enabledNote": "Key #{id} is in use again.",
+    "keys.disabledNote": "Key #{id} is disabled.",
+    "keys.added": "Added {n} key(s).",
+    "keys.addStopped": "Added {n} of {total} key(s); the next one was refused: {message} The rest stay in the field.",
     "edit.save": "Save",
     "edit.cancel": "Cancel",
     "form.name": "Name",
     "form.platform": "Platform id",
     "form.baseUrl": "Base URL",
     "form.key": "API key",
+    "form.keys": "API keys, one per line",
+    "form.keysPlaceholder": "one key per line",
+    "form.keysHelp": "Several keys of one platform take turns; a key that reaches its limit rests while the others serve.",
+    "form.keysCount": "{n} key(s) entered",
     "form.models": "Models, one per line",
     "form.modelsPlaceholder": "model-id",
     "form.priority": "Priority (lower is tried first)",
@@ -430,11 +464,11 @@ const I18N = {
     "form.notInteger": "{field}: a whole number is expected.",
     "form.badTimeout": "Timeout: a number of seconds above 0 is expected.",
     "form.needName": "Enter a name.",
-    "form.needKey": "Enter the API key.",
+    "form.needKey": "Enter at least one API key.",
     "form.needModels": "Give at least one model.",
     "form.needBaseUrl": "Enter the base URL.",
     "preset.heading": "Quick add",
-    "preset.help": "Pick a platform: its base URL and free models are filled in. Paste your key, then add it.",
+    "preset.help": "Pick a platform: its base URL and free models are filled in. Paste your keys, then add it.",
     "preset.platform": "Platform",
     "preset.choose": "Choose a platform…",
     "preset.accountId": "Cloudflare account id",
@@ -555,8 +589,9 @@ const I18N = {
     "status.lastStatus": "最近状态",
     "status.none": "—",
     "status.http": "HTTP {status}",
+    "status.key": "密钥 #{id}",
     "status.cleared": "已清除 {n} 项冷却。",
-    "status.verified": "已清除，并逐一探测了冷却中的服务商。",
+    "status.verified": "已清除，并逐一探测了冷却中的服务商和密钥。",
     "status.verifyHeading": "验证结果",
     "status.verifyNothing": "没有冷却中的服务商，无需验证。",
     "status.verifyOk": "正常",
@@ -570,6 +605,7 @@ const I18N = {
     "source.loop": "请求回环（base_url 指回网关）",
     "cooldown.badge": "冷却中",
     "cooldown.badgeModel": "{model} 冷却中",
+    "cooldown.badgeKeys": "全部密钥冷却中",
     "time.now": "即将结束",
     "time.s": "{s} 秒",
     "time.m": "{m} 分钟",
@@ -586,8 +622,6 @@ const I18N = {
     "provider.enable": "启用",
     "provider.disable": "停用",
     "provider.delete": "删除",
-    "provider.key": "密钥",
-    "provider.keyError": "无法解密，请重新填写",
     "provider.priority": "优先级",
     "provider.timeout": "超时",
     "provider.timeoutDefault": "默认",
@@ -596,14 +630,35 @@ const I18N = {
     "provider.saved": "已保存“{name}”。",
     "provider.enabledNote": "已启用“{name}”。",
     "provider.disabledNote": "已停用“{name}”。",
-    "edit.keyPlaceholder": "留空则保留当前密钥",
+    "edit.keyPlaceholder": "留空保留现有密钥；填写则替换全部密钥",
     "edit.enabled": "启用",
+    "keys.heading": "密钥（{n}）",
+    "keys.add": "添加密钥",
+    "keys.input": "新密钥，每行一个",
+    "keys.submit": "添加",
+    "keys.inUse": "使用中",
+    "keys.disabled": "已禁用",
+    "keys.enable": "启用",
+    "keys.disable": "禁用",
+    "keys.unreadable": "无法解密：请重新添加该密钥，再删除这一条",
+    "keys.coolingUntil": "冷却至 {time}",
+    "keys.noneUsable": "没有可用的密钥：启用或添加密钥之前，该服务商不会提供服务。",
+    "keys.confirmDelete": "删除“{name}”的密钥 #{id}（{hint}）？此操作无法撤销。",
+    "keys.deleted": "已删除密钥 #{id}。",
+    "keys.enabledNote": "已重新启用密钥 #{id}。",
+    "keys.disabledNote": "已禁用密钥 #{id}。",
+    "keys.added": "已添加 {n} 个密钥。",
+    "keys.addStopped": "已添加 {n} / {total} 个密钥；下一个被拒绝：{message} 其余的仍在输入框中。",
     "edit.save": "保存",
     "edit.cancel": "取消",
     "form.name": "名称",
     "form.platform": "平台标识",
     "form.baseUrl": "Base URL",
     "form.key": "API 密钥",
+    "form.keys": "API 密钥，每行一个",
+    "form.keysPlaceholder": "每行一个密钥",
+    "form.keysHelp": "同一平台的多个密钥轮流使用；某个密钥达到限额时暂停，其余密钥继续服务。",
+    "form.keysCount": "已填写 {n} 个密钥",
     "form.models": "模型，每行一个",
     "form.modelsPlaceholder": "模型 ID",
     "form.priority": "优先级（数字小的先尝试）",
@@ -612,11 +667,11 @@ const I18N = {
     "form.notInteger": "{field}：需要整数。",
     "form.badTimeout": "超时：需要大于 0 的秒数。",
     "form.needName": "请填写名称。",
-    "form.needKey": "请填写 API 密钥。",
+    "form.needKey": "请至少填写一个 API 密钥。",
     "form.needModels": "至少需要一个模型。",
     "form.needBaseUrl": "请填写 Base URL。",
     "preset.heading": "快速添加",
-    "preset.help": "选择平台后会自动填入 Base URL 和免费模型。粘贴密钥即可添加。",
+    "preset.help": "选择平台后会自动填入 Base URL 和免费模型。粘贴密钥（可多个）即可添加。",
     "preset.platform": "平台",
     "preset.choose": "选择平台…",
     "preset.accountId": "Cloudflare 账户 ID",
@@ -746,6 +801,7 @@ const state = {
   cooldowns: [],   // /status entries, each with untilMs on this browser's clock
   verifyResults: null,
   editing: null,   // the draft of the provider being edited: {id, name, platform, …}
+  keyDraft: null,  // the open "add keys" form: {id: provider id, text}; keys never go back to the DOM
   preset: { id: "", fetched: [], selected: [], search: "" },
   tokenHints: { api: null, admin: null },
   notes: {},       // section -> {kind, text}
@@ -784,6 +840,14 @@ function timeLeft(untilMs) {
   return left > 0 ? duration(left) : t("time.now");
 }
 
+// A moment as this browser's wall-clock time (with the day when it is not today).
+function clockTime(ms) {
+  const at = new Date(ms);
+  const options = { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false };
+  if (at.toDateString() !== new Date().toDateString()) Object.assign(options, { month: "short", day: "numeric" });
+  return at.toLocaleString(state.lang === "zh" ? "zh-CN" : "en-GB", options);
+}
+
 // --- DOM: text only -------------------------------------------------------------------------
 
 function byId(id) {
@@ -814,8 +878,11 @@ function note(section, kind, text) {
   renderNote(section);
 }
 
+// A provider's key list has a message line of its own, section "keys-<provider id>" (rebuilt
+// with the row, so it may be missing while the row is away).
 function renderNote(section) {
   const node = byId(section + "-message");
+  if (!node) return;
   const { kind, text } = state.notes[section] || { kind: "", text: "" };
   node.textContent = text;
   node.setAttribute("class", "note " + kind);
@@ -884,7 +951,9 @@ async function enter() {
 function showLogin(message) {
   stopTimers();
   sessionStorage.removeItem(TOKEN_STORAGE);
-  Object.assign(state, { token: "", view: "login", loginMessage: message, editing: null, verifyResults: null });
+  Object.assign(state, {
+    token: "", view: "login", loginMessage: message, editing: null, keyDraft: null, verifyResults: null,
+  });
   renderAll();
 }
 
@@ -899,7 +968,7 @@ function stopTimers() {
 }
 
 function cooldownKey() {
-  return state.cooldowns.map((c) => c.providerId + "/" + c.model).join(",");
+  return state.cooldowns.map((c) => c.providerId + "#" + c.keyId + "/" + c.model).join(",");
 }
 
 // The status bar follows /status; provider rows re-render only when their badges change.
@@ -957,6 +1026,8 @@ function renderAll() {
     renderStatus();
     renderProviders();
     renderPresetForm();
+    renderKeyCount("preset");
+    renderKeyCount("custom");
     renderTokens();
     renderSettings();
     renderConnect();
@@ -978,9 +1049,19 @@ function renderStatus() {
   if (state.verifyResults) box.append(verifyList(state.verifyResults));
 }
 
+// "key #3 · sk-a...f00d" for a key-scoped cooldown or probe (SPEC §13), else nothing.
+function keyChip(providerId, keyId) {
+  if (keyId === null || keyId === undefined) return null;
+  const provider = state.providers.find((p) => p.id === providerId);
+  const key = provider && provider.keys.find((k) => k.id === keyId);
+  const label = t("status.key", { id: keyId }) + (key && key.hint ? " · " + key.hint : "");
+  return el("span", { class: "chip mono", "data-testid": "cooldown-key" }, label);
+}
+
 function cooldownEntry(c) {
   return el("li", { class: "entry", "data-testid": "cooldown-entry" },
     el("span", { class: "strong" }, c.name),
+    keyChip(c.providerId, c.keyId),
     el("span", { class: "chip mono" }, c.model === null ? t("status.allModels") : c.model),
     el("span", { class: "chip warn" }, t("source." + c.source)),
     el("span", null, el("span", { class: "k" }, t("status.left")), timeLeftNode(c)),
@@ -993,6 +1074,7 @@ function verifyList(results) {
   const items = results.map((r) => el("li", { class: "entry", "data-testid": "verify-result" },
     el("span", { class: r.ok ? "chip ok" : "chip bad" }, t(r.ok ? "status.verifyOk" : "status.verifyFailed")),
     el("span", { class: "strong" }, r.name),
+    keyChip(r.providerId, r.keyId),
     el("span", null, r.status === null ? t("status.none") : t("status.http", { status: r.status })),
     r.message ? el("span", { class: "msg" }, r.message) : null));
   return el("div", { "data-testid": "verify-results" },
@@ -1019,15 +1101,25 @@ function providerRow(p) {
       providerActions(p)),
     el("div", { class: "mono url" }, p.base_url),
     providerMeta(p),
-    el("div", { class: "models" }, p.models.map((m) => el("span", { class: "chip mono" }, m))));
+    el("div", { class: "models" }, p.models.map((m) => el("span", { class: "chip mono" }, m))),
+    keyList(p));
   if (state.editing && state.editing.id === p.id) row.append(editor(p));
   return row;
 }
 
+// The provider's own and its models' cooldowns; a key's cooldown shows in its key row, and the
+// provider is cooling as well when every usable key is (SPEC §13), until the first one ends.
 function cooldownBadges(p) {
-  return state.cooldowns.filter((c) => c.providerId === p.id).map((c) =>
-    el("span", { class: "chip warn", "data-testid": "provider-cooldown" },
+  const badges = state.cooldowns.filter((c) => c.providerId === p.id && (c.keyId === null || c.keyId === undefined))
+    .map((c) => el("span", { class: "chip warn", "data-testid": "provider-cooldown" },
       c.model === null ? t("cooldown.badge") : t("cooldown.badgeModel", { model: c.model }), " ", timeLeftNode(c)));
+  const usable = p.keys.filter((k) => k.enabled && !k.key_error);
+  const ends = usable.map(keyCoolingUntil);
+  if (usable.length && ends.every((until) => until !== null)) {
+    badges.push(el("span", { class: "chip warn", "data-testid": "provider-cooldown" },
+      t("cooldown.badgeKeys"), " ", timeLeftNode({ untilMs: Math.min(...ends) })));
+  }
+  return badges;
 }
 
 function smallButton(testId, labelKey, onclick, extraClass) {
@@ -1045,12 +1137,138 @@ function providerActions(p) {
 
 function providerMeta(p) {
   const item = (labelKey, value) => el("span", null, el("span", { class: "k" }, t(labelKey)), value);
-  const key = p.key_error
-    ? el("span", { class: "error-text" }, t("provider.keyError"))
-    : el("span", { class: "mono" }, p.key_hint);
   const timeout = p.timeout_ms === null ? t("provider.timeoutDefault") : t("time.s", { s: p.timeout_ms / 1000 });
-  return el("div", { class: "meta" },
-    item("provider.key", key), item("provider.priority", String(p.priority)), item("provider.timeout", timeout));
+  return el("div", { class: "meta" }, item("provider.priority", String(p.priority)), item("provider.timeout", timeout));
+}
+
+// --- Keys of a provider (SPEC §13): hint, state, cooldown; add, disable, delete ---------------
+
+// The end of a key's cooldown on this browser's clock: from /status (remainingMs, so a skewed
+// clock does not matter), else the provider's cooling_until_ms; null when it is not cooling.
+function keyCoolingUntil(k) {
+  const ends = state.cooldowns.filter((c) => c.keyId === k.id).map((c) => c.untilMs);
+  if (ends.length) return Math.max(...ends);
+  return k.cooling_until_ms && k.cooling_until_ms > Date.now() ? k.cooling_until_ms : null;
+}
+
+function keyList(p) {
+  const section = "keys-" + p.id;
+  const message = state.notes[section] || { kind: "", text: "" };
+  const adding = state.keyDraft !== null && state.keyDraft.id === p.id;
+  const usable = p.keys.some((k) => k.enabled && !k.key_error);
+  return el("div", { class: "keys", "data-testid": "provider-keys" },
+    el("div", { class: "keys-head" },
+      el("span", { class: "label" }, t("keys.heading", { n: p.keys.length })),
+      adding ? null : smallButton("key-add", "keys.add", () => openKeyForm(p))),
+    el("ul", { class: "plain" }, p.keys.map((k) => keyRow(p, k))),
+    usable ? null : el("p", { class: "note error", "data-testid": "keys-none-usable" }, t("keys.noneUsable")),
+    adding ? keyForm(p) : null,
+    el("p", { id: section + "-message", class: "note " + message.kind, role: "status", "data-testid": "key-message" },
+      message.text));
+}
+
+function keyRow(p, k) {
+  const until = keyCoolingUntil(k);
+  const section = "keys-" + p.id;
+  return el("li", { class: k.enabled ? "key" : "key off", "data-testid": "provider-key", "data-key-id": k.id },
+    el("span", { class: "mono k" }, "#" + k.id),
+    el("span", { class: "mono", "data-testid": "key-hint" }, k.hint || t("status.none")),
+    el("span", { class: k.enabled ? "chip ok" : "chip off", "data-testid": "key-state" },
+      t(k.enabled ? "keys.inUse" : "keys.disabled")),
+    k.key_error ? el("span", { class: "chip bad", "data-testid": "key-error" }, t("keys.unreadable")) : null,
+    until ? el("span", { class: "chip warn", "data-testid": "key-cooling" },
+      t("keys.coolingUntil", { time: clockTime(until) }), " · ", el("span", { "data-until": until }, timeLeft(until)))
+      : null,
+    el("span", { class: "actions" },
+      smallButton("key-toggle", k.enabled ? "keys.disable" : "keys.enable", guarded(section, () => toggleKey(p, k))),
+      smallButton("key-delete", "provider.delete", guarded(section, () => deleteKey(p, k)), "danger")));
+}
+
+function keyForm(p) {
+  const draft = state.keyDraft;
+  const id = "key-add-" + p.id;
+  const count = el("p", { class: "muted", "data-testid": "key-add-count" }, keyCountText(draft.text));
+  return el("form", { class: "editor stack", autocomplete: "off", onsubmit: guarded("keys-" + p.id, () => addKeys(p)) },
+    el("div", { class: "field" },
+      el("label", { for: id }, t("keys.input")),
+      el("textarea", {
+        id, class: "mono secret", rows: "3", autocomplete: "off", spellcheck: "false", value: draft.text,
+        placeholder: t("form.keysPlaceholder"), "data-testid": "key-add-input",
+        oninput: (e) => { draft.text = e.target.value; count.textContent = keyCountText(draft.text); },
+      }),
+      count),
+    el("div", { class: "inline" },
+      el("button", { type: "submit", class: "primary", "data-testid": "key-add-submit" }, t("keys.submit")),
+      el("button", { type: "button", "data-testid": "key-add-cancel", onclick: closeKeyForm }, t("edit.cancel"))));
+}
+
+// The keys in a field: one per line, blank lines and repeats dropped.
+function keyLines(text) {
+  return [...new Set(String(text).split("\n").map((k) => k.trim()).filter(Boolean))];
+}
+
+function requiredKeys(text) {
+  const keys = keyLines(text);
+  if (!keys.length) throw new Error(t("form.needKey"));
+  return keys;
+}
+
+function keyCountText(text) {
+  const n = keyLines(text).length;
+  return n ? t("form.keysCount", { n }) : t("form.keysHelp");
+}
+
+// The count line under a create form's key field ("preset" or "custom").
+function renderKeyCount(form) {
+  byId(form + "-key-count").textContent = keyCountText(byId(form + "-key").value);
+}
+
+function openKeyForm(p) {
+  state.keyDraft = { id: p.id, text: "" };
+  note("keys-" + p.id, "", "");
+  renderProviders();
+  const input = byId("key-add-" + p.id);
+  if (input) input.focus();
+}
+
+function closeKeyForm() {
+  state.keyDraft = null;
+  renderProviders();
+}
+
+// One POST per key, in order; at the first refusal the keys not yet added stay in the field and
+// the server's message is shown.
+async function addKeys(p) {
+  const keys = requiredKeys(state.keyDraft.text);
+  let added = 0;
+  try {
+    for (const key of keys) {
+      await api("POST", "/providers/" + p.id + "/keys", { api_key: key });
+      added += 1;
+    }
+  } catch (err) {
+    state.keyDraft.text = keys.slice(added).join("\n");
+    if (added) await reloadProviders().catch(() => {});
+    throw new Error(added ? t("keys.addStopped", { n: added, total: keys.length, message: err.message }) : err.message);
+  }
+  state.keyDraft = null;
+  await reloadProviders();
+  note("keys-" + p.id, "ok", t("keys.added", { n: added }));
+}
+
+async function toggleKey(p, k) {
+  await api("PUT", "/providers/" + p.id + "/keys/" + k.id, { enabled: !k.enabled });
+  await reloadProviders();
+  note("keys-" + p.id, "ok", t(k.enabled ? "keys.disabledNote" : "keys.enabledNote", { id: k.id }));
+}
+
+// The server refuses the last key (409) with a message of its own, shown as it is.
+async function deleteKey(p, k) {
+  const hint = k.hint || t("status.none");
+  if (!confirm(t("keys.confirmDelete", { id: k.id, hint, name: p.name }))) return;
+  await api("DELETE", "/providers/" + p.id + "/keys/" + k.id);
+  await reloadProviders();
+  note("keys-" + p.id, "ok", t("keys.deleted", { id: k.id }));
 }
 
 function draftInput(draft, key, attrs) {
@@ -1496,15 +1714,17 @@ function tickModel(model, on) {
   renderPresetCount();
 }
 
-function presetTarget() {
+function presetEndpoint() {
   const baseUrl = required(byId("preset-base-url").value, "form.needBaseUrl");
   if (baseUrl.includes(ACCOUNT_PLACEHOLDER)) throw new Error(t("preset.needAccount"));
-  return { base_url: baseUrl, api_key: required(byId("preset-key").value, "form.needKey") };
+  return baseUrl;
 }
 
+// The model list is fetched with the first key given.
 async function fetchPresetModels() {
   if (!currentPreset()) throw new Error(t("preset.pickFirst"));
-  const models = (await api("POST", "/models/fetch", presetTarget())).models;
+  const target = { base_url: presetEndpoint(), api_key: requiredKeys(byId("preset-key").value)[0] };
+  const models = (await api("POST", "/models/fetch", target)).models;
   state.preset.fetched = models;
   renderPresetModels();
   note("preset", "ok", t("preset.fetched", { n: models.length }));
@@ -1516,8 +1736,12 @@ async function submitPreset() {
   const models = presetModels().filter((m) => state.preset.selected.includes(m));
   if (!models.length) throw new Error(t("form.needModels"));
   const name = byId("preset-name").value.trim() || uniqueName(preset.id);
-  await api("POST", "/providers", Object.assign({ name, platform: preset.id, models }, presetTarget()));
+  const body = {
+    name, platform: preset.id, base_url: presetEndpoint(), api_keys: requiredKeys(byId("preset-key").value), models,
+  };
+  await api("POST", "/providers", body);
   byId("preset-key").value = "";
+  renderKeyCount("preset");
   choosePlatform("");
   await reloadProviders();
   note("preset", "ok", t("preset.added", { name }));
@@ -1530,13 +1754,14 @@ async function submitCustom() {
     name: required(byId("custom-name").value, "form.needName"),
     platform: byId("custom-platform").value.trim() || "custom",
     base_url: required(byId("custom-base-url").value, "form.needBaseUrl"),
-    api_key: required(byId("custom-key").value, "form.needKey"),
+    api_keys: requiredKeys(byId("custom-key").value),
     models: modelLines(byId("custom-models").value),
     priority: integer(byId("custom-priority").value, 100, "form.priority"),
     timeout_ms: timeoutMs(byId("custom-timeout").value),
   };
   await api("POST", "/providers", body);
   byId("custom-form").reset();
+  renderKeyCount("custom");
   await reloadProviders();
   note("custom", "ok", t("custom.added", { name: body.name }));
 }
@@ -1682,6 +1907,8 @@ function wire() {
     renderPresetModels();
   });
   byId("preset-fetch-models").addEventListener("click", guarded("preset", fetchPresetModels));
+  byId("preset-key").addEventListener("input", () => renderKeyCount("preset"));
+  byId("custom-key").addEventListener("input", () => renderKeyCount("custom"));
   byId("preset-form").addEventListener("submit", guarded("preset", submitPreset));
   byId("custom-form").addEventListener("submit", guarded("custom", submitCustom));
   byId("token-api-random").addEventListener("click", () => { byId("token-api").value = randomToken(); });
