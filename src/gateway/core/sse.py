@@ -51,7 +51,8 @@ def _is_error(data: bytes) -> bool:
         parsed = json.loads(data)
     except ValueError:
         return False
-    return isinstance(parsed, dict) and "error" in parsed and "choices" not in parsed
+    # OpenRouter puts a mid-stream error beside ``choices`` (with finish_reason "error").
+    return isinstance(parsed, dict) and bool(parsed.get("error"))
 
 
 def first_event(buffer: bytes) -> FirstEvent | None:

@@ -169,7 +169,7 @@ def read_answer(body: Any, fallback_id: str = "chatcmpl") -> Answer:
 _MORE_THAN_TEXT = re.compile(
     rb'"(?:tool_calls|reasoning|reasoning_content|error)"|"usage"\s*:\s*\{|"finish_reason"\s*:\s*"'
 )
-_CONTENT = re.compile(rb'"content"\s*:\s*"')
+_CONTENT = re.compile(r'"content"\s*:\s*"')  # searched in the decoded text: scanstring counts characters
 
 
 @dataclass(slots=True)
@@ -177,11 +177,13 @@ class ChatStreamDecoder:
     """Incremental reader of an OpenAI chat SSE stream (see the module doc).
 
     ``finished``: a ``finish_reason`` or ``data: [DONE]`` was seen, so the answer is complete when
-    the stream closes. ``id`` is the upstream's completion id once the first chunk arrived.
+    the stream closes; ``done``: ``[DONE]`` was seen, so nothing more will come. ``id`` is the
+    upstream's completion id once the first chunk arrived.
     """
 
     id: str = ""
     finished: bool = False
+    done: bool = False
     _tail: bytes = b""
     _calls: dict[int, str] = field(default_factory=dict)  # upstream index → call id
     _positions: dict[Any, int] = field(default_factory=dict)  # upstream index → our position
@@ -210,17 +212,17 @@ class ChatStreamDecoder:
 
     def _data(self, data: bytes, events: list[Event]) -> None:
         if data.startswith(b"[DONE]"):
-            self.finished = True
+            self.finished = self.done = True
             return
         if self.id and _MORE_THAN_TEXT.search(data) is None:
-            found = _CONTENT.search(data)
-            if found is not None:
-                try:
-                    text = scanstring(data.decode(), found.end())[0]
-                except ValueError:
-                    return  # not JSON after all: as the full parse would, translate nothing
-                if text:
-                    events.append(Text(text))
+            try:
+                decoded = data.decode()
+                found = _CONTENT.search(decoded)
+                text = scanstring(decoded, found.end())[0] if found is not None else ""
+            except ValueError:  # not UTF-8 or not JSON after all: as the full parse would, nothing
+                return
+            if text:
+                events.append(Text(text))
             return
         try:
             chunk = json.loads(data)
@@ -231,7 +233,7 @@ class ChatStreamDecoder:
         if not self.id and isinstance(chunk.get("id"), str):
             self.id = chunk["id"]
         error = chunk.get("error")
-        if error is not None and "choices" not in chunk:
+        if error:  # OpenRouter sends it beside choices, with finish_reason "error"
             message = error.get("message") if isinstance(error, dict) else error
             events.append(UpstreamError(str(message or "the upstream reported an error")))
             return
@@ -257,7 +259,9 @@ class ChatStreamDecoder:
                     if isinstance(call, dict):
                         self._tool_call(call, offset, events)
         reason = choice.get("finish_reason")
-        if isinstance(reason, str) and reason:
+        if reason == "error":  # the answer broke off: never a finished answer
+            events.append(UpstreamError("the upstream ended the answer with an error"))
+        elif isinstance(reason, str) and reason:
             self.finished = True
             events.append(Finish(reason))
 

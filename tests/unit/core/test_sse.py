@@ -23,6 +23,12 @@ DONE = b"data: [DONE]\n\n"
         pytest.param(b'data: {"error":{"message":"overloaded","code":503}}\n\n', First.ERROR, id="error-object"),
         pytest.param(b'data: {"error": "quota"}\n\n' + CHUNK, First.ERROR, id="error-string"),
         pytest.param(b'data: {"choices":[],"error":null}\n\n', First.DATA, id="choices-with-error-key"),
+        pytest.param(
+            b'data: {"id":"x","error":{"code":"server_error","message":"Provider disconnected"},'
+            b'"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}\n\n',
+            First.ERROR,
+            id="openrouter-error-beside-choices",
+        ),
         pytest.param(b'data: {"content":"the word \\"error\\""}\n\n', First.DATA, id="error-in-text"),
     ],
 )

@@ -96,6 +96,49 @@ def test_text_chunks_read_as_a_full_parse_reads_them(chunk):
     assert fast == ([Text(parsed)] if parsed else [])
 
 
+def test_text_after_non_ascii_fields_is_read_whole():
+    # The fast path once mixed byte and character offsets: "模型" before the content shifted it.
+    decoder = ChatStreamDecoder()
+    decoder.feed(_event({"role": "assistant"}))
+
+    events = decoder.feed(_event({"content": "hello world"}).replace(b'"model": "m"', '"model": "模型-中文"'.encode()))
+
+    assert events == [Text("hello world")]
+
+
+def test_an_openrouter_error_beside_choices_is_an_upstream_error_and_never_a_finish():
+    decoder = ChatStreamDecoder()
+    decoder.feed(_event({"content": "a"}))
+
+    events = decoder.feed(
+        b'data: {"id":"chatcmpl-1","error":{"code":"server_error","message":"Provider disconnected"},'
+        b'"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}\n\n'
+    )
+
+    assert events == [UpstreamError("Provider disconnected")]
+    assert not decoder.finished
+
+
+def test_finish_reason_error_is_an_upstream_error():
+    decoder = ChatStreamDecoder()
+    decoder.feed(_event({"content": "a"}))
+
+    events = decoder.feed(_event({}, "error"))
+
+    assert events == [UpstreamError("the upstream ended the answer with an error")]
+    assert not decoder.finished
+
+
+def test_done_says_nothing_more_will_come():
+    decoder = ChatStreamDecoder()
+    decoder.feed(_event({"content": "a"}) + _event({}, "stop"))
+    assert decoder.finished and not decoder.done
+
+    decoder.feed(b"data: [DONE]\n\n")
+
+    assert decoder.done
+
+
 def test_an_error_object_mid_stream_is_an_upstream_error():
     decoder = ChatStreamDecoder()
 
