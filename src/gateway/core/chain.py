@@ -65,6 +65,12 @@ class Chain:
         ids.update(candidate.provider.id for candidate in self.skipped)
         return frozenset(ids)
 
+    def several_keys(self) -> frozenset[int]:
+        """Ids of the chain's providers that hold more than one key: the ones whose messages name
+        a key (``trail.named_key_id``)."""
+        candidates = [*(step.candidate for step in self.steps), *self.skipped]
+        return frozenset(c.provider.id for c in candidates if len(c.provider.keys) > 1)
+
 
 def is_auto(model: str | None) -> bool:
     return not model or model.lower() == AUTO_MODEL

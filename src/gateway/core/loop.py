@@ -48,7 +48,7 @@ from gateway.core.outcome import (
     no_providers,
 )
 from gateway.core.state import RouterState
-from gateway.core.trail import TrailEntry
+from gateway.core.trail import TrailEntry, named_key_id
 
 __all__ = ["Clock", "run_loop"]
 
@@ -77,7 +77,7 @@ async def run_loop(
             break
     now_ms = clock.now_ms()
     cooldowns = state.ledger.active(now_ms, chain.provider_ids())
-    return decide_exhaustion(tuple(run.trail), run.stop, cooldowns, now_ms)
+    return decide_exhaustion(tuple(run.trail), run.stop, cooldowns, now_ms, chain.several_keys())
 
 
 class _Run:
@@ -137,8 +137,11 @@ class _Run:
                 return result
             if key is not None and _key_scoped(failure) and not step.probe:
                 tried_keys.add(key.id)
-                next_key = self._next_key(step, tried_keys)
-                if next_key is not None and len(tried_keys) < rules.MAX_KEY_TRIES:
+                # The cap first: asking the rotation moves its turn on, and a key handed out
+                # but never tried would lose its turn in the round-robin.
+                capped = len(tried_keys) >= rules.MAX_KEY_TRIES
+                next_key = None if capped else self._next_key(step, tried_keys)
+                if next_key is not None:
                     key = next_key
                     continue
             if retried:
@@ -195,8 +198,7 @@ class _Run:
             self.state.ledger.end_probe(provider_id, False, now_ms, _probed_key_id(step))
         if failure.kind is FailureKind.CALLER_ERROR:
             return CallerError(candidate, observed, tuple(self.trail))
-        # The key is named when the provider has several (SPEC §13).
-        key_id = candidate.key.id if candidate.key is not None and len(provider.keys) > 1 else None
+        key_id = named_key_id(provider, candidate.key)
         self.trail.append(TrailEntry(provider.name, candidate.model, failure, key_id))
         if not step.probe:
             ceiling_ms = self.settings.routing_cooldown_ceiling_ms

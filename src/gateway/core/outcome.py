@@ -27,6 +27,7 @@ and, for 429, the soonest reset (``~45s``, ``~12m``, ``~3h``).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -162,13 +163,15 @@ def _match(trail: Trail, stop: Stop) -> _Row:
 
 
 def decide_exhaustion(
-    trail: Trail, stop: Stop, cooldowns: list[Cooldown], now_ms: int
+    trail: Trail, stop: Stop, cooldowns: list[Cooldown], now_ms: int,
+    several_keys: Collection[int] = frozenset(),
 ) -> Exhausted:
     """The answer when no candidate served. ``trail``: the failed attempts (empty when every
     candidate was skipped); ``stop``: why the loop ended early, if it did; ``cooldowns``: the
-    live cooldowns of the chain's providers, soonest end first."""
+    live cooldowns of the chain's providers, soonest end first; ``several_keys``: the ids of
+    those providers that hold more than one key (only their keys are named, as in the trail)."""
     if not trail:
-        return _all_cooling(cooldowns, now_ms)
+        return _all_cooling(cooldowns, now_ms, several_keys)
     row = _match(trail, stop)
     parts = [f"{row.headline} after {len(trail)} attempt(s)"]
     if stop == "budget":
@@ -185,10 +188,13 @@ def decide_exhaustion(
     return Exhausted(row.status, row.type, row.code, ". ".join(parts), retry_at_ms, kept, trail)
 
 
-def _all_cooling(cooldowns: list[Cooldown], now_ms: int) -> Exhausted:
+def _all_cooling(
+    cooldowns: list[Cooldown], now_ms: int, several_keys: Collection[int]
+) -> Exhausted:
     entries = []
     for cooldown in cooldowns:
-        where = cooldown.name if cooldown.key_id is None else f"{cooldown.name}#{cooldown.key_id}"
+        named = cooldown.key_id is not None and cooldown.provider_id in several_keys
+        where = f"{cooldown.name}#{cooldown.key_id}" if named else cooldown.name
         where = where if cooldown.model is None else f"{where}/{cooldown.model}"
         status = f"{cooldown.last_status} " if cooldown.last_status else ""
         why = f"{cooldown.source}, {status}{cooldown.last_message}".strip()
@@ -203,13 +209,14 @@ def _all_cooling(cooldowns: list[Cooldown], now_ms: int) -> Exhausted:
 
 
 def no_providers() -> Exhausted:
-    """The answer for an empty chain: no enabled provider with at least one model (SPEC §4)."""
+    """The answer for an empty chain: no enabled provider with at least one model and at least
+    one enabled key (SPEC §4, §13)."""
     return Exhausted(
         503,
         "service_unavailable",
         "no_providers_configured",
-        "No enabled provider with a model is configured. Add one in the config page or with "
-        "POST /api/admin/providers.",
+        "No enabled provider with a model and an enabled key is configured. Add one in the config "
+        "page or with POST /api/admin/providers, or enable one of its keys.",
         None,
         (),
         (),

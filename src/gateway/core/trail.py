@@ -18,8 +18,9 @@ from urllib.parse import quote
 
 from gateway.core import rules
 from gateway.core.classify import Failure
+from gateway.core.config import Provider, ProviderKey
 
-__all__ = ["Trail", "TrailEntry", "attempts_header", "header_safe", "trail_header"]
+__all__ = ["Trail", "TrailEntry", "attempts_header", "header_safe", "named_key_id", "trail_header"]
 
 _PRINTABLE_ASCII = "".join(chr(code) for code in range(0x20, 0x7F))
 
@@ -46,6 +47,13 @@ class TrailEntry:
 
 
 Trail = tuple[TrailEntry, ...]
+
+
+def named_key_id(provider: Provider, key: ProviderKey | None) -> int | None:
+    """The id by which a message names ``key`` of ``provider``: only when the provider has more
+    than one key (SPEC §13), else None (the provider's name says it all). The one rule for the
+    trail and the all-cooled message alike."""
+    return key.id if key is not None and len(provider.keys) > 1 else None
 
 
 def header_safe(text: str) -> str:

@@ -625,3 +625,39 @@ def test_at_most_max_key_tries_keys_per_step():
 
     assert upstream.keys == [101 + n for n in range(rules.MAX_KEY_TRIES)] + [201]
     assert isinstance(result, Served) and result.candidate.provider.id == 2
+
+
+def test_the_key_try_cap_does_not_spend_a_keys_turn():
+    # Request 1 tries MAX_KEY_TRIES keys (all refused, all cool) and stops there; the next key
+    # in the round was never used, so request 2 must start with it, not skip it.
+    p = provider(1, keys=rules.MAX_KEY_TRIES + 2)
+    state = RouterState()
+    refused = {101 + n: [http(401)] for n in range(rules.MAX_KEY_TRIES)}
+
+    keyed_run([p], {**refused, 1: [ok()]}, state=state)
+    result, upstream, *_ = keyed_run([p], {**refused, 1: [ok()]}, state=state, now=T0 + S)
+
+    assert upstream.keys == [101 + rules.MAX_KEY_TRIES]
+    assert isinstance(result, Served)
+
+
+def test_no_provider_with_an_enabled_key_says_so():
+    result, *_ = keyed_run([provider(1, keys=2, disabled_keys=(101, 102))], {1: [ok()]})
+
+    assert isinstance(result, Exhausted) and result.code == "no_providers_configured"
+    assert "enabled key" in result.message
+
+
+def test_the_all_cooled_message_names_a_key_only_when_its_provider_has_several():
+    single, several = provider(1), provider(2, keys=2)
+    state = RouterState()
+    for p in (single, several):
+        for key in p.keys:
+            credit = classify(http(402), T0)
+            state.ledger.record_failure(Candidate(p, "m", key), credit, T0, CEILING)
+
+    result, *_ = keyed_run([single, several], {1: [ok()], 2: [ok()]}, state=state, now=T0 + M)
+
+    assert isinstance(result, Exhausted) and result.status == 429
+    assert "p1: credit" in result.message and "p1#101" not in result.message
+    assert "p2#201: credit" in result.message and "p2#202: credit" in result.message
