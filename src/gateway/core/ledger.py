@@ -16,6 +16,8 @@ Rules (SPEC §5, §13; the numbers are in ``rules``):
   ``CEILING_CAPPED_SOURCES`` (heuristic, credit, tier), never authoritative, quota or model.
 - A success clears the provider's cooldown, its ladder and its probe deferral, and those of the
   key that served.
+- An admin write resets a provider or key (``forget_*``): a failure of an attempt that began
+  before the reset is not recorded. Reset times are kept ``FORGET_HOLD_MS``, then dropped.
 - Half-open (SPEC §5.4), for a provider's cooldown and a key's alike (the holder): it is
   probe-ready when its cooldown's source is in
   ``PROBED_SOURCES``, more than ``PROBE_READY_FRACTION`` of it has elapsed, no probe of it is in
@@ -294,6 +296,10 @@ class Ledger:
     def _forget(self, owner: Holder, now_ms: int) -> None:
         for table in (self._holders, self._ladders, self._deferrals, self._probing):
             table.pop(owner, None)  # type: ignore[attr-defined]
+        # A reset time only guards the attempts under way when it was made; past FORGET_HOLD_MS
+        # none is left, so it goes (one entry per admin write would otherwise pile up).
+        for stale in [h for h, t in self._forgotten.items() if now_ms - t > rules.FORGET_HOLD_MS]:
+            del self._forgotten[stale]
         self._forgotten[owner] = now_ms
 
     def clear(self, now_ms: int) -> int:

@@ -26,6 +26,10 @@ DEFAULT_MAX_CONSECUTIVE_FAILS = 0  # 0 = breaker off
 # same-model retry per step, MAX_CANDIDATES * (MAX_KEY_TRIES + 1) attempts stay under the free
 # plan's 50 subrequests per request; the keys left cool down or take the next request.
 MAX_KEY_TRIES = 3
+# How long the ledger remembers an admin write's reset of a provider or key: it only has to
+# outlast the attempts already under way, and none runs past the request's budget (each attempt's
+# timeout is clamped to what is left of it); twice that is slack for timers that fire late.
+FORGET_HOLD_MS = 2 * TOTAL_BUDGET_MS
 
 # --- Streams (SPEC §2.6) ---
 DEFAULT_STREAM_STALL_MS = 60 * SECOND_MS

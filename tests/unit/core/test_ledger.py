@@ -469,3 +469,22 @@ def test_key_cooldown_wire_form_names_the_key():
     (cooldown,) = ledger.active(T0)
 
     assert cooldown_json(cooldown, T0)["keyId"] == 102
+
+
+def test_reset_times_are_dropped_once_no_attempt_under_way_can_need_them():
+    # Each admin write stamps a reset time; one per key written would pile up for the isolate's
+    # life. A reset only guards attempts already under way, which end within the budget.
+    ledger = Ledger()
+    for n in range(100):
+        ledger.forget_key(1_000 + n, T0 + n * rules.FORGET_HOLD_MS)
+
+    assert len(ledger._forgotten) <= 2  # the latest write, and the one before it
+
+
+def test_a_reset_still_guards_the_attempts_under_way_until_it_is_dropped():
+    ledger = Ledger()
+    ledger.forget_key(101, T0 + S)
+    ledger.forget_key(999, T0 + S + rules.FORGET_HOLD_MS)  # another write: prunes, keeps 101's
+
+    late = T0 + S + rules.FORGET_HOLD_MS
+    assert ledger.record_failure(keyed(key_index=0), AUTH, late, CEILING, started_ms=T0) is None
