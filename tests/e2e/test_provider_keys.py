@@ -384,6 +384,33 @@ def test_verify_probes_each_cooling_key(api, admin, create, upstream):
     assert [c["keyId"] for c in admin.get("/status").json()["cooldowns"]] == [key_id(provider, still)]
 
 
+def test_verify_probes_at_most_max_verify_probes_and_reports_the_rest_unprobed(api, admin, create, upstream):
+    # A probe is a subrequest and a Workers request may make 50: past that, fetches fail like a
+    # network fault and would cool healthy providers. The cap is rules.MAX_VERIFY_PROBES (40).
+    cap, extra = 40, 2
+    keys = tuple(f"sk-verify-cap-key-{n:04d}-{n:04d}" for n in range(cap + extra))
+    provider = create(keys=keys)
+    upstream.answer_always(Json({"error": {"message": "bad key", "type": "auth"}}, 401))
+    for _ in range(len(keys)):  # each request cools the few keys it tried
+        if len(admin.get("/status").json()["cooldowns"]) == len(keys):
+            break
+        assert ask(api).status_code == 502
+    assert len(admin.get("/status").json()["cooldowns"]) == len(keys)
+    upstream.reset()
+    before = len(upstream.requests)
+
+    results = admin.post("/cooldowns/verify").json()["results"]
+
+    assert len(upstream.requests) - before == cap
+    ids = [k["id"] for k in provider["keys"]]
+    assert [r["keyId"] for r in results] == ids  # priority order: the provider's keys by id
+    assert all(r["ok"] is True for r in results[:cap])
+    for unprobed in results[cap:]:
+        assert (unprobed["ok"], unprobed["status"]) == (None, None)
+        assert unprobed["message"].startswith("not probed: ")
+    assert admin.get("/status").json()["cooldowns"] == []  # nothing recorded for the unprobed
+
+
 # --- secrecy ------------------------------------------------------------------------------------
 
 

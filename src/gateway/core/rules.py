@@ -120,6 +120,11 @@ PROBE_READY_FRACTION = 0.5
 PROBE_DEFER_BASE_MS = 30 * SECOND_MS
 PROBE_DEFER_MAX_MS = 15 * MINUTE_MS
 PROBED_SOURCES = frozenset({"heuristic"})
+# "Clear and verify" sends at most this many probes, in priority order (the rest are reported as
+# not probed): each probe is a subrequest, the free plan allows 50 per request, and a fetch past
+# the limit fails like a network fault, which would cool a healthy provider. The margin is slack
+# for whatever else the request calls.
+MAX_VERIFY_PROBES = 40
 
 # --- Speed and success memory (SPEC §6) ---
 EMA_ALPHA = 0.3

@@ -88,12 +88,31 @@ def _probes(config: Config, cooling: list[Cooldown]) -> list[Candidate]:
     return probes
 
 
+def _not_probed(candidate: Candidate) -> dict[str, Any]:
+    """The result of a probe left out by ``MAX_VERIFY_PROBES``: nothing sent, nothing recorded."""
+    key = candidate.key
+    return {
+        "providerId": candidate.provider.id,
+        "name": candidate.provider.name,
+        "keyId": key.id if key else None,
+        "ok": None,
+        "status": None,
+        "message": (
+            f"not probed: one verify sends at most {rules.MAX_VERIFY_PROBES} probes (the "
+            "subrequest limit of a Workers request); its cooldown was cleared unchecked"
+        ),
+    }
+
+
 async def verify_cooldowns(call: Call) -> JsResponse:
-    """Clear every cooldown, then probe each provider and each key that was cooling down."""
+    """Clear every cooldown, then probe each provider and each key that was cooling down: the
+    first ``MAX_VERIFY_PROBES`` in priority order; the others are reported with ``ok: null``."""
     config = await admin_config(call)
     ledger = isolate.current().router.ledger
     now_ms = isolate.now_ms()
     cooling = ledger.active(now_ms)
     ledger.clear(now_ms)
-    results = await asyncio.gather(*(_probe(config, c) for c in _probes(config, cooling)))
-    return json_response({"results": list(results)})
+    probes = _probes(config, cooling)
+    sent, left = probes[: rules.MAX_VERIFY_PROBES], probes[rules.MAX_VERIFY_PROBES :]
+    results = await asyncio.gather(*(_probe(config, c) for c in sent))
+    return json_response({"results": [*results, *(_not_probed(c) for c in left)]})

@@ -393,6 +393,7 @@ const I18N = {
     "status.verifyNothing": "Nothing was cooling down: nothing to verify.",
     "status.verifyOk": "working",
     "status.verifyFailed": "failing",
+    "status.verifySkipped": "not probed",
     "source.heuristic": "heuristic",
     "source.authoritative": "set by provider",
     "source.quota": "daily quota",
@@ -596,6 +597,7 @@ const I18N = {
     "status.verifyNothing": "没有冷却中的服务商，无需验证。",
     "status.verifyOk": "正常",
     "status.verifyFailed": "失败",
+    "status.verifySkipped": "未探测",
     "source.heuristic": "推断",
     "source.authoritative": "服务商指定",
     "source.quota": "每日额度",
@@ -1070,9 +1072,15 @@ function cooldownEntry(c) {
     c.lastMessage ? el("span", { class: "msg" }, c.lastMessage) : null);
 }
 
+function verifyChip(ok) {
+  // ok is null for a cooldown cleared without a probe (one verify sends a bounded number)
+  if (ok === null) return el("span", { class: "chip off" }, t("status.verifySkipped"));
+  return el("span", { class: ok ? "chip ok" : "chip bad" }, t(ok ? "status.verifyOk" : "status.verifyFailed"));
+}
+
 function verifyList(results) {
   const items = results.map((r) => el("li", { class: "entry", "data-testid": "verify-result" },
-    el("span", { class: r.ok ? "chip ok" : "chip bad" }, t(r.ok ? "status.verifyOk" : "status.verifyFailed")),
+    verifyChip(r.ok),
     el("span", { class: "strong" }, r.name),
     keyChip(r.providerId, r.keyId),
     el("span", null, r.status === null ? t("status.none") : t("status.http", { status: r.status })),
