@@ -17,9 +17,11 @@ import asyncio
 import time
 from typing import Any
 
+import js
 from pyodide.code import run_js
 from pyodide.ffi import create_proxy, to_js
 
+from gateway.shell.http import fulfilled
 from gateway.shell.stream import OpenedStream
 from gateway.surfaces.contract import StreamTranslator
 
@@ -28,28 +30,49 @@ __all__ = ["TranslatedRelay"]
 # The watchdog looks this many times per stall period, so a stall is seen within 1.25 periods.
 _STALL_CHECKS = 4
 
-# (reader, head, feed, finish) -> [stream, done]. ``feed(chunk)`` and ``finish(ok)`` return the
-# bytes to send or undefined; ``done`` settles when the stream ended or the caller cancelled it.
-_GLUE = """(reader, head, feed, finish) => {
+# (reader, head, feed, finish, probe) -> [stream, done]. ``feed(chunk)`` and ``finish(ok)`` return
+# the bytes to send or undefined; ``done`` settles when the stream ended or the caller cancelled
+# it. ``probe`` is shared with Python: ``reads`` counts upstream reads, ``waiting`` says a read
+# is pending (a slow caller is not a stalled upstream), ``over`` that Python wrote the last bytes.
+_GLUE = """(reader, head, feed, finish, probe) => {
     let settle;
     const done = new Promise((resolve) => { settle = resolve; });
+    const close = (controller) => {
+        controller.close();
+        settle();
+        reader.cancel().catch(() => {});
+    };
     const stream = new ReadableStream({
-        start(controller) { controller.enqueue(head); },
+        start(controller) {
+            controller.enqueue(head);
+            if (probe.over) close(controller);
+        },
         async pull(controller) {
-            // A pull that enqueues nothing is not called again: read until there is output.
-            for (;;) {
-                let result = null;
-                try { result = await reader.read(); } catch {}
-                if (result !== null && !result.done) {
-                    const out = feed(result.value);
-                    if (out !== undefined) { controller.enqueue(out); return; }
-                    continue;
+            try {
+                // A pull that enqueues nothing is not called again: read until there is output.
+                for (;;) {
+                    let result = null;
+                    probe.waiting = true;
+                    try { result = await reader.read(); } catch {}
+                    probe.waiting = false;
+                    if (result !== null && !result.done) {
+                        probe.reads++;
+                        const out = feed(result.value);
+                        if (out !== undefined) controller.enqueue(out);
+                        if (probe.over) { close(controller); return; }
+                        if (out !== undefined) return;
+                        continue;
+                    }
+                    const last = finish(result !== null);
+                    if (last !== undefined) controller.enqueue(last);
+                    controller.close();
+                    settle();
+                    return;
                 }
-                const last = finish(result !== null);
-                if (last !== undefined) controller.enqueue(last);
-                controller.close();
+            } catch (error) {  // a bug on the Python side: end everything, never hang
                 settle();
-                return;
+                reader.cancel().catch(() => {});
+                throw error;
             }
         },
         cancel(reason) { settle(); return reader.cancel(reason); },
@@ -71,12 +94,13 @@ class TranslatedRelay:
         self._translator = translator
         self._stall_s = stall_ms / 1000
         self._label = label
-        self._reads = 0
         self._stalled = False
         self._broken = False
+        self._probe = _plain({"reads": 0, "waiting": False, "over": False})
         self._feed = create_proxy(self._on_read)
         self._finish = create_proxy(self._on_end)
-        pair = _glue(opened.reader, to_js(translator.feed(opened.head)), self._feed, self._finish)
+        head = self._translate(opened.head)
+        pair = _glue(opened.reader, to_js(head), self._feed, self._finish, self._probe)
         self.readable, self._done = pair[0], pair[1]
 
     async def run(self) -> None:
@@ -89,15 +113,25 @@ class TranslatedRelay:
             self._finish.destroy()
 
     def _on_read(self, chunk: Any) -> Any:
-        self._reads += 1
         if self._broken:
             return None
+        out = self._translate(chunk.to_bytes())
+        return to_js(out) if out else None
+
+    def _translate(self, data: bytes) -> bytes:
+        """The translation of one read; after ``[DONE]`` also the surface's end, and the stream
+        is over (an upstream that keeps its connection open must not stall a finished answer)."""
+        translator = self._translator
         try:
-            out = self._translator.feed(chunk.to_bytes())
+            out = translator.feed(data)
+            if translator.done:
+                out += translator.end()
+                self._probe.over = True
         except Exception:  # noqa: BLE001 - a bug here must still end the caller's stream honestly
             self._broken = True
-            out = self._translator.fail(f"{self._label}: the gateway failed while relaying the stream")
-        return to_js(out) if out else None
+            self._probe.over = True
+            out = translator.fail(f"{self._label}: the gateway failed while relaying the stream")
+        return out
 
     def _on_end(self, closed: bool) -> Any:
         """The upstream ended: ``closed`` when it closed, False when it failed."""
@@ -120,14 +154,21 @@ class TranslatedRelay:
         return to_js(out) if out else None
 
     async def _watch(self) -> None:
-        """No upstream read for a whole stall period cancels the upstream; the stream then ends
-        as stalled (``_on_end``)."""
-        seen, last_progress = self._reads, time.monotonic()
+        """A read pending for a whole stall period with no upstream bytes cancels the upstream;
+        the stream then ends as stalled (``_on_end``). A caller that reads slowly leaves no read
+        pending, so it is never taken for a stalled upstream."""
+        probe = self._probe
+        seen, last_progress = probe.reads, time.monotonic()
         while True:
             await asyncio.sleep(self._stall_s / _STALL_CHECKS)
-            if self._reads != seen:
-                seen, last_progress = self._reads, time.monotonic()
+            reads = probe.reads
+            if reads != seen or not probe.waiting:
+                seen, last_progress = reads, time.monotonic()
             elif time.monotonic() - last_progress >= self._stall_s:
                 self._stalled = True
-                self._reader.cancel()
+                await fulfilled(self._reader.cancel())
                 return
+
+
+def _plain(entries: dict[str, Any]) -> Any:
+    return to_js(entries, dict_converter=js.Object.fromEntries)

@@ -142,6 +142,10 @@ class AnthropicStream:
     def complete(self) -> bool:
         return self._decoder.finished
 
+    @property
+    def done(self) -> bool:
+        return self._decoder.done
+
     def feed(self, data: bytes) -> bytes:
         if self._done:
             return b""

@@ -7,6 +7,8 @@ stream in, bytes of the surface's own stream out, no I/O and no clock. The relay
    the first call also returns the surface's prologue (``message_start``, ``response.created`` …).
 2. when the upstream closes: ``complete`` says whether the answer reached its end (a
    ``finish_reason`` or ``[DONE]``); then ``end()`` for the surface's normal end, else ``fail()``.
+   ``done`` (``[DONE]`` was read) ends the stream at once with ``end()``: an upstream may keep its
+   connection open after its last event.
 3. ``fail(message)`` when the stream cannot go on (cut, stall, an error event): the surface's own
    error event and never its normal end. After ``fail`` or ``end`` everything returns ``b""``.
 """
@@ -25,6 +27,9 @@ class StreamTranslator(Protocol):
 
     @property
     def complete(self) -> bool: ...
+
+    @property
+    def done(self) -> bool: ...
 
     def feed(self, data: bytes) -> bytes: ...
 

@@ -153,6 +153,10 @@ class GeminiStream:
     def complete(self) -> bool:
         return self._decoder.finished
 
+    @property
+    def done(self) -> bool:
+        return self._decoder.done
+
     def feed(self, data: bytes) -> bytes:
         if self._done:
             return b""

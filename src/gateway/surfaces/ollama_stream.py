@@ -72,6 +72,10 @@ class OllamaStream:
     def complete(self) -> bool:
         return self._decoder.finished
 
+    @property
+    def done(self) -> bool:
+        return self._decoder.done
+
     def feed(self, data: bytes) -> bytes:
         if self._closed:
             return b""

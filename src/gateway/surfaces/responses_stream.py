@@ -218,6 +218,10 @@ class ResponsesStream:
     def complete(self) -> bool:
         return self._decoder.finished
 
+    @property
+    def done(self) -> bool:
+        return self._decoder.done
+
     def feed(self, data: bytes) -> bytes:
         if self._over:
             return b""
