@@ -28,6 +28,7 @@ from typing import Literal
 from gateway.core import rules
 from gateway.core.aliases import NO_ALIASES, Aliases, alias_problem, compile_aliases
 from gateway.core.hop import DEPLOYMENT_ID_KEY
+from gateway.core.keyring import KeyMemo
 
 __all__ = [
     "AliasesSetting",
@@ -277,9 +278,9 @@ def resolve_settings(
 class Config:
     """One consistent view of the configuration. ``providers`` are in priority order (ties by id).
 
-    ``plain_keys`` memoises decrypted provider keys for the snapshot's lifetime, keyed by
-    key id (``ProviderKey.id``), so a warm request does no WebCrypto work either. ``token_rows``: which of
-    ``TOKEN_KEYS`` came from a D1 row (else the token is the env secret's).
+    ``key_memo`` remembers decrypted provider keys (``core/keyring.py``), so a warm request, and a
+    warm admin listing, do no WebCrypto work. ``token_rows``: which of ``TOKEN_KEYS`` came from a
+    D1 row (else the token is the env secret's).
     """
 
     providers: tuple[Provider, ...]
@@ -291,7 +292,7 @@ class Config:
     encryption_key: str | None = field(default=None, repr=False)
     deployment_id: str | None = None
     token_rows: frozenset[str] = frozenset()
-    plain_keys: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
+    key_memo: KeyMemo = field(default_factory=KeyMemo, compare=False, repr=False)
 
     @property
     def enabled_providers(self) -> tuple[Provider, ...]:
@@ -326,6 +327,7 @@ class ConfigCache:
     def __init__(self, ttl_ms: int = rules.CONFIG_TTL_MS) -> None:
         self._ttl_ms = ttl_ms
         self._config: Config | None = None
+        self._keys_from: Config | None = None  # the last snapshot kept, for its decrypted keys
         self.generation = 0
 
     def get(self, now_ms: int) -> Config | None:
@@ -337,9 +339,17 @@ class ConfigCache:
 
     def put(self, config: Config, generation: int) -> None:
         """Keep ``config``, read when the cache was at ``generation``, unless the cache was
-        invalidated since or it has no provider (SPEC §2.3: empty lists are never cached)."""
-        if generation == self.generation:
-            self._config = config if config.providers else None
+        invalidated since or it has no provider (SPEC §2.3: empty lists are never cached).
+        A kept snapshot inherits its predecessor's decrypted keys under the same
+        ``ENCRYPTION_KEY`` (``core/keyring.py``)."""
+        if generation != self.generation:
+            return
+        previous = self._keys_from
+        if previous is not None and previous.encryption_key == config.encryption_key:
+            keys = (k for p in config.providers for k in p.keys)
+            config.key_memo.inherit(previous.key_memo, keys)
+        self._config = config if config.providers else None
+        self._keys_from = config
 
     def invalidate(self) -> None:
         self._config = None

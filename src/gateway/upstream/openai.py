@@ -49,10 +49,10 @@ async def provider_key(config: Config, provider: Provider, key: ProviderKey | No
     key = key or provider.default_key
     if key is None:
         raise CryptoError(f"provider '{provider.name}' has no key")
-    plain = config.plain_keys.get(key.id)
+    plain = config.key_memo.plain(key)
     if plain is None:
         plain = await crypto.open_sealed(key.sealed, config.encryption_key)
-        config.plain_keys[key.id] = plain
+        config.key_memo.remember(key, plain)
     return plain
 
 
