@@ -15,13 +15,28 @@ from workers import Request, WorkerEntrypoint
 
 from gateway.core.classify import redact
 from gateway.errors import GatewayError, MethodNotAllowedError, NotFoundError, error_body
-from gateway.responses import json_response, preflight_response
-from gateway.routes import Call, admin, anthropic, chat, cooldowns, gemini, models, ollama, page, platforms, responses
-from gateway.shell.http import IncomingRequest, JsResponse
+from gateway.responses import PRIVATE_HEADERS, json_response, preflight_response
+from gateway.routes import (
+    Call,
+    admin,
+    anthropic,
+    chat,
+    clients,
+    cooldowns,
+    gemini,
+    models,
+    ollama,
+    page,
+    platforms,
+    responses,
+)
+from gateway.shell.http import IncomingRequest, JsResponse, add_headers
 
 Handler = Callable[[Call], Awaitable[JsResponse]]
 
 logger = logging.getLogger("fllmapi")
+
+_ADMIN_PREFIX = "/api/admin/"
 
 # ``{name}`` matches digits (an id); ``{name:path}`` any text, slashes and colons included (model
 # ids such as ``meta-llama/llama-3.3-70b:free``). The query string never takes part (SPEC §12.1).
@@ -57,6 +72,10 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", "/api/admin/settings", admin.get_settings),
     ("PUT", "/api/admin/settings", admin.put_settings),
     ("PUT", "/api/admin/tokens", admin.put_tokens),
+    ("GET", "/api/admin/clients", clients.list_clients),
+    ("POST", "/api/admin/clients", clients.create_client),
+    ("PUT", "/api/admin/clients/{id}", clients.update_client),
+    ("DELETE", "/api/admin/clients/{id}", clients.delete_client),
     ("GET", "/api/admin/status", cooldowns.status),
     ("POST", "/api/admin/cooldowns/clear", cooldowns.clear_cooldowns),
     ("POST", "/api/admin/cooldowns/verify", cooldowns.verify_cooldowns),
@@ -106,9 +125,12 @@ class Default(WorkerEntrypoint):
             return preflight_response(incoming.header("access-control-request-headers"))
         try:
             handler, params = match(incoming.method, incoming.path)
-            return await handler(Call(incoming, self.env, self.ctx, params))
+            response = await handler(Call(incoming, self.env, self.ctx, params))
         except Exception as exc:  # noqa: BLE001 - the one place errors become answers
-            return error_response(exc)
+            response = error_response(exc)
+        if f"{incoming.path}/".startswith(_ADMIN_PREFIX):
+            add_headers(response, PRIVATE_HEADERS)  # errors included: SPEC §14, "admin answers"
+        return response
 
 
 # workerd calls ``fetch`` through ``pyodide.code.relaxed_call``, which asks ``inspect.signature``

@@ -7,6 +7,7 @@ Every class carries the HTTP status and the OpenAI error ``type``/``code`` it an
     ├── AuthenticationError           401 authentication_error / invalid_api_key
     ├── InvalidRequestError           400 invalid_request_error (names the field)
     │   └── BodyTooLargeError         413
+    ├── PermissionDeniedError         403 permission_error (a client's model allow-list)
     ├── NotFoundError                 404
     ├── MethodNotAllowedError         405
     ├── ConflictError                 409
@@ -39,6 +40,7 @@ __all__ = [
     "MethodNotAllowedError",
     "NoProvidersError",
     "NotFoundError",
+    "PermissionDeniedError",
     "ProviderError",
     "RoutingError",
     "ShellError",
@@ -102,6 +104,15 @@ class InvalidRequestError(GatewayError):
 class BodyTooLargeError(InvalidRequestError):
     status = 413
     code = "request_too_large"
+
+
+class PermissionDeniedError(GatewayError):
+    """403: the caller proved who it is but may not do this (SPEC §14: a model outside a named
+    client's allow-list). Surfaces render it in their own error shape."""
+
+    status = 403
+    type = "permission_error"
+    code = "model_not_allowed"
 
 
 class NotFoundError(GatewayError):

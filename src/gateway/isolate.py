@@ -85,8 +85,8 @@ async def load_config(env: Any) -> Config:
     config = state.configs.get(now)
     if config is None:
         generation = state.configs.generation
-        providers, rows = await d1.load_config_rows(env.DB)
+        providers, rows, clients = await d1.load_config_rows(env.DB)
         rows[DEPLOYMENT_ID_KEY] = await _deployment_id(env.DB, rows)
-        config = build_config(providers, rows, _env_values(env), now)
+        config = build_config(providers, rows, _env_values(env), now, clients)
         state.configs.put(config, generation)
     return config

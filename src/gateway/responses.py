@@ -9,12 +9,15 @@ from typing import Any
 from gateway.shell.http import JsResponse, respond
 from gateway.wire import headers as h
 
-__all__ = ["CORS_HEADERS", "json_response", "preflight_response", "sse_headers"]
+__all__ = ["CORS_HEADERS", "PRIVATE_HEADERS", "json_response", "preflight_response", "sse_headers"]
 
 CORS_HEADERS = {
     "access-control-allow-origin": "*",
     "access-control-expose-headers": ", ".join(h.EXPOSED),
 }
+# Admin answers and the config page (SPEC §14): never cached (they hold hints, settings and, once,
+# a client token) and the page's address never leaks to another origin.
+PRIVATE_HEADERS = {"cache-control": "no-store", "referrer-policy": "no-referrer"}
 _HEADER_LIST = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+(?:\s*,\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+)*")
 _PREFLIGHT_HEADERS = {
     **CORS_HEADERS,

@@ -54,6 +54,8 @@ def _reset(client: httpx.Client, gateway: Gateway | None = None) -> None:
         client.headers["authorization"] = f"Bearer {gateway.admin_token}"
     for provider in client.get("/providers").raise_for_status().json()["providers"]:
         client.delete(f"/providers/{provider['id']}").raise_for_status()
+    for named in client.get("/clients").raise_for_status().json()["clients"]:
+        client.delete(f"/clients/{named['id']}").raise_for_status()
     settings = client.get("/settings").raise_for_status().json()["settings"]
     client.put("/settings", json={key: None for key in settings}).raise_for_status()
     client.post("/cooldowns/clear").raise_for_status()

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from gateway.core import rules
 from gateway.core.aliases import NO_ALIASES, Aliases, alias_problem, compile_aliases
+from gateway.core.clients import Client, clients_by_hash
 from gateway.core.hop import DEPLOYMENT_ID_KEY
 from gateway.core.keyring import KeyMemo
 
@@ -280,7 +281,8 @@ class Config:
 
     ``key_memo`` remembers decrypted provider keys (``core/keyring.py``), so a warm request, and a
     warm admin listing, do no WebCrypto work. ``token_rows``: which of ``TOKEN_KEYS`` came from a
-    D1 row (else the token is the env secret's).
+    D1 row (else the token is the env secret's). ``clients``: the enabled named clients by token
+    hash (``core/clients.py``), so finding a caller makes no D1 query.
     """
 
     providers: tuple[Provider, ...]
@@ -292,6 +294,7 @@ class Config:
     encryption_key: str | None = field(default=None, repr=False)
     deployment_id: str | None = None
     token_rows: frozenset[str] = frozenset()
+    clients: Mapping[str, Client] = field(default_factory=dict, repr=False)
     key_memo: KeyMemo = field(default_factory=KeyMemo, compare=False, repr=False)
 
     @property
@@ -301,9 +304,13 @@ class Config:
 
 
 def build_config(
-    providers: list[Provider], rows: Mapping[str, str], env: Mapping[str, str], now_ms: int
+    providers: list[Provider],
+    rows: Mapping[str, str],
+    env: Mapping[str, str],
+    now_ms: int,
+    clients: Iterable[Client] = (),
 ) -> Config:
-    """The snapshot for these D1 rows and env values."""
+    """The snapshot for these D1 rows (providers, settings, clients) and env values."""
     settings, values = resolve_settings(rows, env)
     return Config(
         providers=tuple(sorted(providers, key=lambda p: (p.priority, p.id))),
@@ -315,6 +322,7 @@ def build_config(
         encryption_key=env.get("ENCRYPTION_KEY") or None,
         deployment_id=rows.get(DEPLOYMENT_ID_KEY) or None,
         token_rows=frozenset(key for key in TOKEN_KEYS if rows.get(key)),
+        clients=clients_by_hash(clients),
     )
 
 

@@ -16,11 +16,11 @@ __all__ = ["count_tokens", "messages"]
 @speaks(anthropic.render_error)
 async def messages(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
-    hops = require_api(call.request, config)
+    caller = require_api(call.request, config)
     chat = anthropic.to_chat(await read_object(call, config))
     stream = chat.get("stream") is True
     plan = Plan(chat, stream, anthropic.from_chat, anthropic.AnthropicStream, anthropic.render_error)
-    return await serve(call, config, plan, hops)
+    return await serve(call, config, plan, caller)
 
 
 @speaks(anthropic.render_error)

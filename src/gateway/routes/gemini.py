@@ -11,8 +11,8 @@ from typing import Any
 
 from gateway import isolate
 from gateway.core.chain import model_catalog
+from gateway.core.clients import Caller, restrict_catalog
 from gateway.core.config import Config
-from gateway.core.hop import Hops
 from gateway.errors import NotFoundError
 from gateway.responses import json_response
 from gateway.routes import Call
@@ -24,38 +24,43 @@ from gateway.surfaces import gemini
 __all__ = ["count_tokens", "generate_content", "get_model", "list_models", "stream_generate_content"]
 
 
-async def _authorized(call: Call) -> tuple[Config, Hops]:
+async def _authorized(call: Call) -> tuple[Config, Caller]:
     config = await isolate.load_config(call.env)
     return config, require_api(call.request, config, query_key=True)
 
 
 @speaks(gemini.render_error)
 async def list_models(call: Call) -> JsResponse:
-    config, _ = await _authorized(call)
-    return json_response(gemini.models_body([model for model, _ in model_catalog(config.enabled_providers)]))
+    config, caller = await _authorized(call)
+    return json_response(gemini.models_body([model for model, _ in caller_catalog(config, caller)]))
 
 
 @speaks(gemini.render_error)
 async def get_model(call: Call) -> JsResponse:
-    config, _ = await _authorized(call)
-    return json_response(gemini_model(config, call.params["model"]))
+    config, caller = await _authorized(call)
+    return json_response(gemini_model(config, caller, call.params["model"]))
 
 
-def gemini_model(config: Config, model: str) -> dict[str, Any]:
-    """The Gemini entry of a declared model; 404 otherwise."""
+def caller_catalog(config: Config, caller: Caller) -> list[tuple[str, str]]:
+    """The declared models ``caller`` may use (SPEC §14), as ``(model, provider name)``."""
+    return restrict_catalog(model_catalog(config.enabled_providers), caller.models)
+
+
+def gemini_model(config: Config, caller: Caller, model: str) -> dict[str, Any]:
+    """The Gemini entry of a declared model the caller may use; 404 otherwise."""
     model = model.removeprefix("models/")
-    if model not in {m for m, _ in model_catalog(config.enabled_providers)}:
+    if model not in {m for m, _ in caller_catalog(config, caller)}:
         raise NotFoundError(f"Model '{model}' is not served by this gateway.", code="model_not_found")
     return gemini.model_entry(model)
 
 
 async def _generate(call: Call, stream: bool) -> JsResponse:
-    config, hops = await _authorized(call)
+    config, caller = await _authorized(call)
     model = call.params["model"]
     chat = gemini.to_chat(await read_object(call, config), model, stream)
     sse = call.request.query_param("alt") == "sse"
     plan = Plan(chat, stream, gemini.from_chat, partial(gemini.GeminiStream, sse=sse), gemini.render_error)
-    return await serve(call, config, plan, hops)
+    return await serve(call, config, plan, caller)
 
 
 @speaks(gemini.render_error)

@@ -10,13 +10,13 @@ from datetime import UTC, datetime
 from functools import wraps
 
 from gateway import isolate
-from gateway.core.chain import model_catalog
+from gateway.core.clients import Caller
 from gateway.core.config import Config
 from gateway.errors import GatewayError, NotFoundError
 from gateway.responses import json_response
 from gateway.routes import Call
 from gateway.routes.auth import require_api
-from gateway.routes.gemini import gemini_model
+from gateway.routes.gemini import caller_catalog, gemini_model
 from gateway.routes.surface import error_answer
 from gateway.shell.http import IncomingRequest, JsResponse
 from gateway.surfaces import anthropic, gemini, models
@@ -38,8 +38,9 @@ def _shape(request: IncomingRequest) -> str:
     return "openai"
 
 
-def _catalog(config: Config) -> list[tuple[str, str]]:
-    return [(AUTO_MODEL, _AUTO_OWNER), *model_catalog(config.enabled_providers)]
+def _catalog(config: Config, caller: Caller) -> list[tuple[str, str]]:
+    """``auto``, then the models the caller may use (SPEC §14)."""
+    return [(AUTO_MODEL, _AUTO_OWNER), *caller_catalog(config, caller)]
 
 
 def _iso(epoch_s: int) -> str:
@@ -63,8 +64,8 @@ def _speaks_the_callers_shape(handler: Handler) -> Handler:
 @_speaks_the_callers_shape
 async def list_models(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
-    require_api(call.request, config, query_key=True)
-    catalog, created = _catalog(config), isolate.now_ms() // 1000
+    caller = require_api(call.request, config, query_key=True)
+    catalog, created = _catalog(config, caller), isolate.now_ms() // 1000
     match _shape(call.request):
         case "anthropic":
             return json_response(models.anthropic_models([m for m, _ in catalog], _iso(created)))
@@ -77,12 +78,12 @@ async def list_models(call: Call) -> JsResponse:
 @_speaks_the_callers_shape
 async def get_model(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
-    require_api(call.request, config, query_key=True)
+    caller = require_api(call.request, config, query_key=True)
     model, created = call.params["model"], isolate.now_ms() // 1000
     shape = _shape(call.request)
     if shape == "gemini":
-        return json_response(gemini_model(config, model))
-    entry = next((e for e in _catalog(config) if e[0] == model), None)
+        return json_response(gemini_model(config, caller, model))
+    entry = next((e for e in _catalog(config, caller) if e[0] == model), None)
     if entry is None:
         raise NotFoundError(f"The model '{model}' does not exist on this gateway.", code="model_not_found")
     if shape == "anthropic":

@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 from functools import partial
 
 from gateway import isolate
-from gateway.core.chain import model_catalog
 from gateway.errors import NotFoundError
 from gateway.responses import json_response
 from gateway.routes import Call
 from gateway.routes.auth import require_api
+from gateway.routes.gemini import caller_catalog
 from gateway.routes.surface import Plan, read_object, serve, speaks
 from gateway.shell.http import JsResponse
 from gateway.surfaces import ollama
@@ -32,23 +32,23 @@ async def version(call: Call) -> JsResponse:
 @speaks(ollama.render_error)
 async def tags(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
-    require_api(call.request, config)
-    return json_response(ollama.tags_body([model for model, _ in model_catalog(config.enabled_providers)]))
+    caller = require_api(call.request, config)
+    return json_response(ollama.tags_body([model for model, _ in caller_catalog(config, caller)]))
 
 
 @speaks(ollama.render_error)
 async def show(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
-    require_api(call.request, config)
+    caller = require_api(call.request, config)
     model = ollama.show_model(await read_object(call, config))
-    if model not in {m for m, _ in model_catalog(config.enabled_providers)}:
+    if model not in {m for m, _ in caller_catalog(config, caller)}:
         raise NotFoundError(f"model '{model}' not found", code="model_not_found")
     return json_response(ollama.show_body(model))
 
 
 async def _run(call: Call, mode: str) -> JsResponse:
     config = await isolate.load_config(call.env)
-    hops = require_api(call.request, config)
+    caller = require_api(call.request, config)
     data = await read_object(call, config)
     chat = ollama.chat_to_chat(data) if mode == "chat" else ollama.generate_to_chat(data)
     created_at = _now_iso()
@@ -60,7 +60,7 @@ async def _run(call: Call, mode: str) -> JsResponse:
         partial(OllamaStream, created_at=created_at, mode=mode),
         ollama.render_error,
     )
-    return await serve(call, config, plan, hops)
+    return await serve(call, config, plan, caller)
 
 
 @speaks(ollama.render_error)

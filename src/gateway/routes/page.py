@@ -12,6 +12,7 @@ import base64
 import hashlib
 import re
 
+from gateway.responses import PRIVATE_HEADERS
 from gateway.routes import Call
 from gateway.routes.page_html import PAGE
 from gateway.shell.http import JsResponse, respond
@@ -42,9 +43,9 @@ _POLICY = "; ".join(
 HEADERS = {
     "content-type": "text/html; charset=utf-8",
     "content-security-policy": _POLICY,
-    "cache-control": "no-store",
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # CSP's frame-ancestors, and the older header for browsers that do not read it.
+    "x-frame-options": "DENY",
+    **PRIVATE_HEADERS,
 }
 
 

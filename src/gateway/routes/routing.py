@@ -1,8 +1,9 @@
 """Running one chat body through the router, for every front door (SPEC §2–§4, §12).
 
 ``route`` applies the model aliases (``core/aliases.py``: the alias target is then what the request
-asks for, so ``X-Fallback-From`` names it, not the client's name), builds the chain and runs the
-fallback loop; the helpers turn its outcome into the
+asks for, so ``X-Fallback-From`` names it, not the client's name), then a named client's model
+allow-list (SPEC §14, ``core/clients.py``: a named model outside it is refused with 403, and the
+chain only holds models inside it), builds the chain and runs the fallback loop; the helpers turn its outcome into the
 headers every surface sends (``X-Routed-Via``, ``X-Fallback-*``) and the honest error when
 nothing served. What a surface does with a ``Served`` answer is its own business.
 """
@@ -12,13 +13,13 @@ from __future__ import annotations
 from gateway import isolate
 from gateway.core.aliases import resolve_alias
 from gateway.core.attempt import Candidate
-from gateway.core.chain import build_chain
+from gateway.core.chain import build_chain, is_auto
+from gateway.core.clients import Caller, model_refused, restrict_providers
 from gateway.core.config import Config
-from gateway.core.hop import Hops
 from gateway.core.loop import run_loop
 from gateway.core.outcome import Exhausted, LoopResult, Served
 from gateway.core.trail import Trail, attempts_header, header_safe, trail_header
-from gateway.errors import RoutingError
+from gateway.errors import PermissionDeniedError, RoutingError
 from gateway.upstream.openai import ChatBody, OpenAIUpstream
 from gateway.wire import headers as h
 from gateway.wire.cooldowns import cooldown_json
@@ -27,15 +28,23 @@ __all__ = ["exhausted_error", "route", "routed_via", "routing_headers", "trail_h
 
 
 async def route(
-    config: Config, body: ChatBody, model: str | None, stream: bool, hops: Hops = Hops()
+    config: Config, body: ChatBody, model: str | None, stream: bool, caller: Caller = Caller()
 ) -> LoopResult:
     """The fallback loop's result for ``body`` asking for ``model`` (None or ``auto``: any), or
-    for the target of the first model alias that matches it; ``hops``: what ``require_api``
-    returned (the loop guard's mark is forwarded upstream)."""
+    for the target of the first model alias that matches it; ``caller``: what ``require_api``
+    returned (the loop guard's mark is forwarded upstream; a named client's allow-list limits the
+    chain). Raises ``PermissionDeniedError`` (403) for a model outside the allow-list."""
     state = isolate.current().router
     model = resolve_alias(config.settings.model_aliases, model) or model
-    chain = build_chain(list(config.enabled_providers), model, state, isolate.now_ms())
-    attempt = OpenAIUpstream(config, body, stream, hops)
+    if model_refused(caller.models, model, is_auto(model)):
+        raise PermissionDeniedError(
+            f"This client may not use the model '{model}'. Ask for one of the models it is allowed, "
+            "or 'auto'.",
+            param="model",
+        )
+    providers = restrict_providers(config.enabled_providers, caller.models)
+    chain = build_chain(providers, model, state, isolate.now_ms())
+    attempt = OpenAIUpstream(config, body, stream, caller.hops)
     return await run_loop(chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from gateway import isolate
 from gateway.core.config import Config
-from gateway.core.hop import Hops
+from gateway.core.clients import Caller
 from gateway.core.outcome import CallerError, Served
 from gateway.errors import GatewayError, InvalidRequestError, ProviderError
 from gateway.responses import CORS_HEADERS, json_response
@@ -118,12 +118,12 @@ def _stream(call: Call, served: Served, plan: Plan, stall_ms: int, headers: dict
     return respond(relay.readable, 200, stream_headers | headers)
 
 
-async def serve(call: Call, config: Config, plan: Plan, hops: Hops) -> JsResponse:
-    """Route ``plan.chat`` and answer in the surface's shape (see the module doc); ``hops``:
+async def serve(call: Call, config: Config, plan: Plan, caller: Caller) -> JsResponse:
+    """Route ``plan.chat`` and answer in the surface's shape (see the module doc); ``caller``:
     what ``require_api`` returned."""
     chat = validate(ChatRequest, plan.chat)
     body = ChatBody(compact(plan.chat).encode(), plan.chat)
-    result = await route(config, body, chat.model, plan.stream, hops)
+    result = await route(config, body, chat.model, plan.stream, caller)
     if isinstance(result, Served):
         headers = routing_headers(result)
         if isinstance(result.handle, OpenedStream):

@@ -4,6 +4,8 @@
 dicts. A D1 failure becomes ``StorageError``; a duplicate provider name becomes ``ConflictError``.
 A provider's keys are ``provider_keys`` rows (``migrations/0002_provider_keys.sql``), read with
 the providers in the same batch and written with them in one batch (a batch is a transaction).
+Named clients (``migrations/0003_clients.sql``) are read in that batch too; a duplicate client
+name becomes ``ConflictError``.
 """
 
 from __future__ import annotations
@@ -14,12 +16,18 @@ from typing import Any
 
 from pyodide.ffi import JsException
 
+from gateway.core.clients import Client
 from gateway.core.config import Provider, ProviderKey, SealedKey
 from gateway.errors import ConflictError, StorageError
 
 __all__ = [
+    "CLIENT_COLUMNS",
     "PROVIDER_COLUMNS",
     "claim_setting",
+    "delete_client",
+    "insert_client",
+    "load_clients",
+    "update_client",
     "delete_key",
     "delete_provider",
     "delete_setting",
@@ -48,6 +56,14 @@ _SELECT_PROVIDERS = "SELECT * FROM providers ORDER BY priority, id"
 _KEY_FIELDS = "id, provider_id, encrypted_key, iv, auth_tag, enabled"
 _SELECT_KEYS = f"SELECT {_KEY_FIELDS} FROM provider_keys ORDER BY provider_id, id"
 _SELECT_SETTINGS = "SELECT key, value FROM settings"
+_SELECT_CLIENTS = "SELECT * FROM clients ORDER BY id"
+# Columns a client write may set.
+CLIENT_COLUMNS = ("name", "rpm", "models", "enabled")
+# Unique columns whose violation is the caller's (409), with what to tell them.
+_CONFLICTS = {
+    "providers.name": ("A provider with this name already exists.", "name"),
+    "clients.name": ("A client with this name already exists.", "name"),
+}
 _INSERT_KEY = (
     "INSERT INTO provider_keys (provider_id, encrypted_key, iv, auth_tag, enabled, created_at) "
 )
@@ -95,22 +111,25 @@ def _provider(row: Mapping[str, Any], keys: Any) -> Provider:
     )
 
 
+def _failed(what: str, exc: JsException) -> Exception:
+    for column, (message, param) in _CONFLICTS.items():
+        if f"UNIQUE constraint failed: {column}" in str(exc):
+            return ConflictError(message, param=param)
+    return StorageError(f"D1 failed to {what}.")
+
+
 async def _run(what: str, statement: Any, method: str = "run") -> Any:
     try:
         return await getattr(statement, method)()
     except JsException as exc:
-        if "UNIQUE constraint failed: providers.name" in str(exc):
-            raise ConflictError("A provider with this name already exists.", param="name") from exc
-        raise StorageError(f"D1 failed to {what}.") from exc
+        raise _failed(what, exc) from exc
 
 
 async def _batch(what: str, db: Any, statements: list[Any]) -> list[Any]:
     try:
         return list(await db.batch(statements))
     except JsException as exc:
-        if "UNIQUE constraint failed: providers.name" in str(exc):
-            raise ConflictError("A provider with this name already exists.", param="name") from exc
-        raise StorageError(f"D1 failed to {what}.") from exc
+        raise _failed(what, exc) from exc
 
 
 async def load_providers(db: Any) -> list[Provider]:
@@ -119,17 +138,91 @@ async def load_providers(db: Any) -> list[Provider]:
     return _providers(providers["results"], keys["results"])
 
 
-async def load_config_rows(db: Any) -> tuple[list[Provider], dict[str, str]]:
-    """Providers (with their keys) and settings rows in one D1 round trip."""
-    statements = [db.prepare(_SELECT_PROVIDERS), db.prepare(_SELECT_KEYS), db.prepare(_SELECT_SETTINGS)]
+async def load_config_rows(db: Any) -> tuple[list[Provider], dict[str, str], list[Client]]:
+    """Providers (with their keys), settings rows and clients in one D1 round trip."""
+    statements = [
+        db.prepare(_SELECT_PROVIDERS),
+        db.prepare(_SELECT_KEYS),
+        db.prepare(_SELECT_SETTINGS),
+        db.prepare(_SELECT_CLIENTS),
+    ]
     try:
-        providers, keys, settings = await db.batch(statements)
+        providers, keys, settings, clients = await db.batch(statements)
     except JsException as exc:
         raise StorageError("D1 failed to read the configuration.") from exc
     return (
         _providers(providers["results"], keys["results"]),
         {row["key"]: row["value"] for row in settings["results"]},
+        [_client(row) for row in clients["results"]],
     )
+
+
+# --- Named clients (SPEC §14) ------------------------------------------------------------------
+
+
+def _client_models(text: str | None) -> tuple[str, ...] | None:
+    """A client's allow-list; NULL is every model, and a row edited by hand into something that
+    is not a list allows none (failing closed: the listing shows it, empty, to be fixed)."""
+    return None if text is None else _models(text)
+
+
+def _client(row: Mapping[str, Any]) -> Client:
+    return Client(
+        id=int(row["id"]),
+        name=row["name"],
+        token_hash=row["token_hash"],
+        token_hint=row["token_hint"],
+        rpm=None if row["rpm"] is None else int(row["rpm"]),
+        models=_client_models(row["models"]),
+        enabled=bool(row["enabled"]),
+        created_at=int(row["created_at"]),
+        updated_at=int(row["updated_at"]),
+    )
+
+
+def _client_values(columns: Mapping[str, Any]) -> list[Any]:
+    unknown = set(columns) - set(CLIENT_COLUMNS)
+    if unknown:  # column names are spliced into SQL: only the known ones may pass
+        raise ValueError(f"not client columns: {sorted(unknown)}")
+    return [None if v is None else _column_value(v) for v in columns.values()]
+
+
+async def load_clients(db: Any) -> list[Client]:
+    result = await _run("read clients", db.prepare(_SELECT_CLIENTS), "all")
+    return [_client(row) for row in result["results"]]
+
+
+async def insert_client(
+    db: Any, columns: Mapping[str, Any], token_hash: str, token_hint: str, now_ms: int
+) -> Client:
+    """Insert a client (``columns`` from ``CLIENT_COLUMNS``) with its token's hash and hint."""
+    values = _client_values(columns)
+    names = [*columns, "token_hash", "token_hint", "created_at", "updated_at"]
+    sql = f"INSERT INTO clients ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
+    statements = [
+        db.prepare(sql).bind(*values, token_hash, token_hint, now_ms, now_ms),
+        db.prepare("SELECT * FROM clients WHERE token_hash = ?").bind(token_hash),
+    ]
+    _, selected = await _batch("add a client", db, statements)
+    return _client(selected["results"][0])
+
+
+async def update_client(db: Any, client_id: int, columns: Mapping[str, Any], now_ms: int) -> Client | None:
+    """Update the given columns; the stored client, or None when no client has this id."""
+    values = _client_values(columns)
+    assignments = [f"{name} = ?" for name in columns] + ["updated_at = ?"]
+    statements = [
+        db.prepare(f"UPDATE clients SET {', '.join(assignments)} WHERE id = ?").bind(*values, now_ms, client_id),
+        db.prepare("SELECT * FROM clients WHERE id = ?").bind(client_id),
+    ]
+    _, selected = await _batch("update a client", db, statements)
+    rows = selected["results"]
+    return _client(rows[0]) if rows else None
+
+
+async def delete_client(db: Any, client_id: int) -> bool:
+    result = await _run("delete a client", db.prepare("DELETE FROM clients WHERE id = ?").bind(client_id))
+    return int(result["meta"]["changes"]) > 0
 
 
 async def get_provider(db: Any, provider_id: int) -> Provider | None:

@@ -23,7 +23,20 @@ if TYPE_CHECKING:
 else:
     JsResponse = Any
 
-__all__ = ["IncomingRequest", "JsResponse", "UpstreamResponse", "fulfilled", "respond", "send", "settled"]
+__all__ = [
+    "NOSNIFF",
+    "IncomingRequest",
+    "JsResponse",
+    "UpstreamResponse",
+    "add_headers",
+    "fulfilled",
+    "respond",
+    "send",
+    "settled",
+]
+
+# Every answer, JSON, stream or page, says its content type is the truth (SPEC §14).
+NOSNIFF = {"x-content-type-options": "nosniff"}
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -166,5 +179,13 @@ async def send(
 
 def respond(body: str | ReadableStream | None, status: int, headers: dict[str, str]) -> JsResponse:
     """A JS ``Response``, built directly (the SDK's ``Response`` converts headers item by item);
-    the SDK hands a JS Response back to the runtime as it is."""
-    return js.Response.new(body, _plain({"status": status, "headers": headers}))
+    the SDK hands a JS Response back to the runtime as it is. Every answer is built here, so
+    ``NOSNIFF`` is added here."""
+    return js.Response.new(body, _plain({"status": status, "headers": NOSNIFF | headers}))
+
+
+def add_headers(response: JsResponse, headers: dict[str, str]) -> JsResponse:
+    """``response`` with ``headers`` set (a Response built by ``respond`` has mutable headers)."""
+    for name, value in headers.items():
+        response.headers.set(name, value)
+    return response

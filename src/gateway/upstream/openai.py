@@ -113,8 +113,8 @@ async def send_chat(
 
 
 class OpenAIUpstream:
-    """``attempt(candidate, timeout_ms)`` for one request's body; ``hops``: what
-    ``require_api`` returned for it."""
+    """``attempt(candidate, timeout_ms)`` for one request's body; ``hops``: its hop list
+    (``Caller.hops``, what ``require_api`` returned for it)."""
 
     def __init__(self, config: Config, body: ChatBody, stream: bool, hops: Hops = Hops()) -> None:
         self._config = config

@@ -11,6 +11,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 __all__ = [
     "MAX_ID",
+    "ClientCreate",
+    "ClientUpdate",
     "MAX_KEYS",
     "KeyCreate",
     "KeyUpdate",
@@ -124,6 +126,29 @@ class KeyUpdate(_Body):
     """``PUT /api/admin/providers/{id}/keys/{key_id}``: use the key or not."""
 
     enabled: bool
+
+
+# A client's requests per minute (SPEC §14): null is unlimited.
+Rpm = Annotated[int, Field(ge=1, le=1_000_000)]
+# A client's model allow-list: null is every model; an empty list would allow none.
+AllowedModels = Annotated[list[str], Field(min_length=1, max_length=500), AfterValidator(_models)]
+
+
+class ClientCreate(_Body):
+    """``POST /api/admin/clients`` (SPEC §14): the token is drawn by the gateway, never given."""
+
+    name: Name
+    rpm: Rpm | None = None
+    models: AllowedModels | None = None
+
+
+class ClientUpdate(_Body):
+    """``PUT /api/admin/clients/{id}``: any subset; ``rpm``/``models`` null lift the limit."""
+
+    name: Name | None = None
+    rpm: Rpm | None = None
+    models: AllowedModels | None = None
+    enabled: bool | None = None
 
 
 class TokensUpdate(_Body):
