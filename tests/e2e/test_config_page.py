@@ -753,3 +753,115 @@ def test_screenshots_of_provider_keys(page, gateway, admin, api, add_provider, u
         assert page.evaluate("document.documentElement.scrollWidth") <= 360
         assert_no_full_key(page, KEY_A, KEY_B, KEY_C)
         page.get_by_test_id("lang-toggle").click()
+
+
+# --- Clients (issue 11, SPEC §14) ---------------------------------------------------------------
+
+
+def client_row(page: Page, name: str):
+    return page.locator(f'[data-testid="client-row"][data-client="{name}"]')
+
+
+def clients(admin: httpx.Client) -> dict[str, dict]:
+    return {c["name"]: c for c in admin.get("/clients").json()["clients"]}
+
+
+def test_create_a_client_shows_its_token_once_with_a_copy_button(page, gateway, admin, add_provider):
+    add_provider(models=["fake-model", "other-model"])
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=gateway.url)
+    login(page, gateway.admin_token)
+    expect(page.get_by_test_id("clients")).to_contain_text("尚无客户端")
+
+    page.get_by_test_id("client-name").fill("laptop")
+    page.get_by_test_id("client-rpm").fill("30")
+    page.get_by_test_id("client-models").fill("fake-model\n")
+    page.get_by_test_id("client-submit").click()
+
+    token_node = page.get_by_test_id("client-token")
+    expect(token_node).to_have_text(re.compile(r"^fk-[A-Za-z0-9_-]{43,}$"))
+    token = token_node.inner_text()
+    stored = clients(admin)["laptop"]
+    assert (stored["rpm"], stored["models"], stored["token_hint"]) == (30, ["fake-model"], f"{token[:4]}...{token[-4:]}")
+    row = client_row(page, "laptop")
+    expect(row.get_by_test_id("client-hint")).to_have_text(stored["token_hint"])
+    expect(row).to_contain_text("每分钟 30 次（已保存）")
+    expect(row.get_by_test_id("client-models-value")).to_have_text("fake-model")
+
+    page.get_by_test_id("client-token-copy").click()
+    expect(page.locator("#clients-message")).to_have_text("令牌已复制到剪贴板。")
+    assert page.evaluate("navigator.clipboard.readText()") == token
+    works = httpx.post(f"{gateway.url}/v1/chat/completions", headers=bearer(token),
+                       json={"model": "fake-model", "messages": [{"role": "user", "content": "x"}]})
+    assert works.status_code == 200
+
+    page.get_by_test_id("client-token-dismiss").click()
+    expect(token_node).to_have_count(0)
+    page.reload()
+    expect(client_row(page, "laptop")).to_be_visible()
+    assert token not in page.content()
+
+
+def test_edit_disable_and_revoke_a_client(page, gateway, admin, watch):
+    created = admin.post("/clients", json={"name": "phone", "models": ["a"]}).json()
+    token = created["token"]
+    login(page, gateway.admin_token)
+    row = client_row(page, "phone")
+
+    row.get_by_test_id("client-edit").click()
+    row.get_by_test_id("client-edit-rpm").fill("12")
+    row.get_by_test_id("client-edit-models").fill("a\nb")
+    row.get_by_test_id("client-edit-save").click()
+    expect(row).to_contain_text("每分钟 12 次（已保存）")
+    assert (clients(admin)["phone"]["rpm"], clients(admin)["phone"]["models"]) == (12, ["a", "b"])
+
+    row.get_by_test_id("client-edit").click()
+    row.get_by_test_id("client-edit-rpm").fill("")
+    row.get_by_test_id("client-edit-models").fill("")
+    row.get_by_test_id("client-edit-save").click()
+    expect(row.get_by_test_id("client-models-value")).to_have_text("全部模型")
+    assert (clients(admin)["phone"]["rpm"], clients(admin)["phone"]["models"]) == (None, None)
+
+    row.get_by_test_id("client-toggle").click()
+    expect(row.get_by_test_id("client-state")).to_have_text("已停用")
+    assert clients(admin)["phone"]["enabled"] is False
+
+    page.once("dialog", lambda dialog: (watch.dialogs.append(dialog.message), dialog.dismiss()))
+    row.get_by_test_id("client-revoke").click()
+    expect(row).to_have_count(1)
+    page.once("dialog", lambda dialog: dialog.accept())
+    row.get_by_test_id("client-revoke").click()
+    expect(row).to_have_count(0)
+    assert clients(admin) == {}
+    hint = created["client"]["token_hint"]
+    assert watch.dialogs == [f"吊销客户端“phone”（{hint}）？其令牌立即失效，且无法恢复。"]
+    assert token not in page.content()
+
+
+def test_a_refused_client_shows_the_gateway_message(page, gateway, admin):
+    admin.post("/clients", json={"name": "taken"}).raise_for_status()
+    login(page, gateway.admin_token)
+
+    page.get_by_test_id("client-name").fill("taken")
+    page.get_by_test_id("client-submit").click()
+    expect(page.locator("#clients-message")).to_have_text("A client with this name already exists.")
+    page.get_by_test_id("client-rpm").fill("0")
+    page.get_by_test_id("client-name").fill("fresh")
+    page.get_by_test_id("client-submit").click()
+    expect(page.locator("#clients-message")).to_have_text("每分钟请求数须为不小于 1 的整数，或留空。")
+    assert set(clients(admin)) == {"taken"}
+
+
+def test_screenshots_of_the_clients_panel(page, gateway, admin):
+    admin.post("/clients", json={"name": "laptop", "rpm": 30, "models": ["llama-3.3-70b-versatile"]})
+    admin.post("/clients", json={"name": "ci"}).raise_for_status()
+    ARTIFACTS.mkdir(exist_ok=True)
+    login(page, gateway.admin_token)
+    expect(page.get_by_test_id("client-row")).to_have_count(2)
+
+    for lang in ("zh", "en"):
+        page.set_viewport_size({"width": 1280, "height": 900})
+        page.get_by_test_id("clients").screenshot(path=ARTIFACTS / f"clients-{lang}.png")
+        page.set_viewport_size({"width": 360, "height": 740})
+        page.get_by_test_id("clients").screenshot(path=ARTIFACTS / f"clients-{lang}-360.png")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360
+        page.get_by_test_id("lang-toggle").click()

@@ -347,6 +347,34 @@ pre.code {
     </section>
   </div>
 
+  <section class="card stack" data-testid="clients">
+    <div class="section-head"><h2 data-i18n="clients.heading"></h2></div>
+    <p class="muted" data-i18n="clients.help"></p>
+    <form id="client-form" class="stack" data-testid="client-form" novalidate>
+      <div class="row2">
+        <div class="field">
+          <label for="client-name" data-i18n="clients.name"></label>
+          <input id="client-name" data-testid="client-name" autocomplete="off">
+        </div>
+        <div class="field">
+          <label for="client-rpm" data-i18n="clients.rpm"></label>
+          <input id="client-rpm" data-testid="client-rpm" type="number" min="1" step="1"
+              data-i18n-placeholder="clients.rpmPlaceholder">
+        </div>
+      </div>
+      <p class="muted" data-i18n="clients.rpmHelp"></p>
+      <div class="field">
+        <label for="client-models" data-i18n="clients.models"></label>
+        <textarea id="client-models" data-testid="client-models" spellcheck="false"
+            data-i18n-placeholder="clients.modelsPlaceholder"></textarea>
+      </div>
+      <div><button type="submit" class="primary" data-testid="client-submit" data-i18n="clients.create"></button></div>
+    </form>
+    <p id="clients-message" class="note" role="status"></p>
+    <div id="client-token-box" class="stack"></div>
+    <div id="clients" class="stack"></div>
+  </section>
+
   <section class="card stack" data-testid="connect">
     <div class="section-head"><h2 data-i18n="connect.heading"></h2></div>
     <p class="muted" data-i18n="connect.help"></p>
@@ -490,6 +518,37 @@ const I18N = {
     "custom.baseUrlPlaceholder": "for example http://127.0.0.1:11434/v1",
     "custom.submit": "Add provider",
     "custom.added": "Added “{name}”.",
+    "clients.heading": "Clients",
+    "clients.help": "Give each app or person its own token: it works wherever the API token does, and revoking it stops only that client.",
+    "clients.name": "Name",
+    "clients.rpm": "Requests per minute (optional)",
+    "clients.rpmPlaceholder": "no limit",
+    "clients.rpmHelp": "Saved with the client and shown here; this version of the gateway does not enforce it yet.",
+    "clients.models": "Allowed models, one per line (optional: empty allows every model)",
+    "clients.modelsPlaceholder": "llama-3.3-70b-versatile",
+    "clients.create": "Create client",
+    "clients.created": "Client “{name}” created. Copy its token now: it is shown only this once.",
+    "clients.token": "Token of “{name}”",
+    "clients.copy": "Copy token",
+    "clients.copied": "Token copied to the clipboard.",
+    "clients.dismiss": "I have copied it",
+    "clients.empty": "No client yet: only the API token is accepted.",
+    "clients.enabled": "enabled",
+    "clients.disabled": "disabled",
+    "clients.rpmValue": "{n} requests/min (saved)",
+    "clients.noRpm": "no rpm set",
+    "clients.allModels": "every model",
+    "clients.edit": "Edit",
+    "clients.save": "Save",
+    "clients.cancel": "Cancel",
+    "clients.enable": "Enable",
+    "clients.disable": "Disable",
+    "clients.revoke": "Revoke",
+    "clients.confirmRevoke": "Revoke the client “{name}” ({hint})? Its token stops working at once and cannot be restored.",
+    "clients.saved": "Client “{name}” saved.",
+    "clients.revoked": "Client “{name}” revoked.",
+    "clients.nameEmpty": "Enter a name for the client.",
+    "clients.rpmInvalid": "Requests per minute must be a whole number of at least 1, or empty.",
     "tokens.heading": "Tokens",
     "tokens.api": "API token",
     "tokens.apiHelp": "What clients send to /v1. Copy it before leaving: it is not shown again.",
@@ -694,6 +753,37 @@ const I18N = {
     "custom.baseUrlPlaceholder": "例如 http://127.0.0.1:11434/v1",
     "custom.submit": "添加服务商",
     "custom.added": "已添加“{name}”。",
+    "clients.heading": "客户端",
+    "clients.help": "为每个应用或使用者单独发放令牌：凡接受 API 令牌之处都接受它，吊销时只影响这一个客户端。",
+    "clients.name": "名称",
+    "clients.rpm": "每分钟请求数（可选）",
+    "clients.rpmPlaceholder": "不限",
+    "clients.rpmHelp": "随客户端保存并在此显示；当前版本的网关尚未执行该限制。",
+    "clients.models": "允许的模型，每行一个（可选：留空表示允许全部模型）",
+    "clients.modelsPlaceholder": "llama-3.3-70b-versatile",
+    "clients.create": "创建客户端",
+    "clients.created": "已创建客户端“{name}”。请立即复制其令牌：它只显示这一次。",
+    "clients.token": "“{name}”的令牌",
+    "clients.copy": "复制令牌",
+    "clients.copied": "令牌已复制到剪贴板。",
+    "clients.dismiss": "我已复制",
+    "clients.empty": "尚无客户端：目前只接受 API 令牌。",
+    "clients.enabled": "已启用",
+    "clients.disabled": "已停用",
+    "clients.rpmValue": "每分钟 {n} 次（已保存）",
+    "clients.noRpm": "未设每分钟请求数",
+    "clients.allModels": "全部模型",
+    "clients.edit": "编辑",
+    "clients.save": "保存",
+    "clients.cancel": "取消",
+    "clients.enable": "启用",
+    "clients.disable": "停用",
+    "clients.revoke": "吊销",
+    "clients.confirmRevoke": "吊销客户端“{name}”（{hint}）？其令牌立即失效，且无法恢复。",
+    "clients.saved": "已保存客户端“{name}”。",
+    "clients.revoked": "已吊销客户端“{name}”。",
+    "clients.nameEmpty": "请输入客户端名称。",
+    "clients.rpmInvalid": "每分钟请求数须为不小于 1 的整数，或留空。",
     "tokens.heading": "令牌",
     "tokens.api": "API 令牌",
     "tokens.apiHelp": "客户端调用 /v1 时使用。离开前请复制，之后不会再显示。",
@@ -781,7 +871,7 @@ const MIN_TOKEN_CHARS = 16;
 const POLL_MS = 10000;
 const TICK_MS = 1000;
 // Sections with a message line (#<section>-message) that note() writes to.
-const SECTIONS = ["status", "providers", "preset", "custom", "tokens", "settings", "connect"];
+const SECTIONS = ["status", "providers", "preset", "custom", "tokens", "settings", "clients", "connect"];
 const ALIASES_KEY = "model_aliases";
 // The aliases the example button adds: Claude Code's small background model to a small model
 // (the page picks the first one a provider declares), everything else it asks for to auto.
@@ -806,6 +896,9 @@ const state = {
   keyDraft: null,  // the open "add keys" form: {id: provider id, text}; keys never go back to the DOM
   preset: { id: "", fetched: [], selected: [], search: "" },
   tokenHints: { api: null, admin: null },
+  clients: [],
+  newToken: null,     // {name, token} of the client just created: shown once, never fetched again
+  clientEdit: null,   // the draft of the client being edited: {id, rpm, models}
   notes: {},       // section -> {kind, text}
   timers: [],
 };
@@ -933,6 +1026,10 @@ async function loadSettings() {
   state.aliasDraft = null;
 }
 
+async function loadClients() {
+  state.clients = (await api("GET", "/clients")).clients;
+}
+
 async function loadStatus() {
   const data = await api("GET", "/status");
   const now = Date.now();
@@ -942,7 +1039,7 @@ async function loadStatus() {
 // --- Session --------------------------------------------------------------------------------
 
 async function enter() {
-  await Promise.all([loadProviders(), loadPlatforms(), loadSettings(), loadStatus()]);
+  await Promise.all([loadProviders(), loadPlatforms(), loadSettings(), loadStatus(), loadClients()]);
   state.view = "main";
   state.loginMessage = "";
   state.notes = {};
@@ -955,6 +1052,7 @@ function showLogin(message) {
   sessionStorage.removeItem(TOKEN_STORAGE);
   Object.assign(state, {
     token: "", view: "login", loginMessage: message, editing: null, keyDraft: null, verifyResults: null,
+    clients: [], newToken: null, clientEdit: null,
   });
   renderAll();
 }
@@ -1032,6 +1130,7 @@ function renderAll() {
     renderKeyCount("custom");
     renderTokens();
     renderSettings();
+    renderClients();
     renderConnect();
   }
   SECTIONS.forEach(renderNote);
@@ -1578,7 +1677,7 @@ function renderConnect() {
   }
 }
 
-async function copyText(text) {
+async function copyText(text, section = "connect", doneKey = "connect.copied") {
   try {
     await navigator.clipboard.writeText(text);
   } catch (err) {
@@ -1590,7 +1689,126 @@ async function copyText(text) {
     area.remove();
     if (!copied) throw new Error(t("connect.copyFailed"));
   }
-  note("connect", "ok", t("connect.copied"));
+  note(section, "ok", t(doneKey));
+}
+
+// --- Clients (SPEC §14): named tokens, shown once ------------------------------------------
+
+// Model ids from a textarea: one per line (commas too), blanks dropped; none -> null (every model).
+function parseModels(text) {
+  const models = text.split(/[\n,]/).map((m) => m.trim()).filter(Boolean);
+  return models.length ? models : null;
+}
+
+// An rpm field: "" -> null (no limit); otherwise a whole number >= 1, else throws.
+function parseRpm(text) {
+  const value = text.trim();
+  if (!value) return null;
+  if (!/^[0-9]+$/.test(value) || Number(value) < 1) throw new Error(t("clients.rpmInvalid"));
+  return Number(value);
+}
+
+function renderClients() {
+  const tokenBox = byId("client-token-box");
+  tokenBox.replaceChildren();
+  if (state.newToken) {
+    const { name, token } = state.newToken;
+    tokenBox.append(el("div", { class: "stack", "data-testid": "client-token-once" },
+      el("span", { class: "strong" }, t("clients.token", { name })),
+      el("pre", { class: "code mono", "data-testid": "client-token" }, token),
+      el("span", { class: "actions" },
+        smallButton("client-token-copy", "clients.copy",
+          guarded("clients", () => copyText(token, "clients", "clients.copied"))),
+        smallButton("client-token-dismiss", "clients.dismiss", () => {
+          state.newToken = null;
+          note("clients", "", "");
+          renderClients();
+        }, "ghost"))));
+  }
+  const box = byId("clients");
+  box.replaceChildren();
+  if (!state.clients.length) box.append(el("p", { class: "muted" }, t("clients.empty")));
+  for (const client of state.clients) box.append(clientRow(client));
+}
+
+function clientRow(c) {
+  const editing = state.clientEdit && state.clientEdit.id === c.id;
+  const row = el("article", { class: c.enabled ? "provider" : "provider off", "data-testid": "client-row",
+    "data-client": c.name },
+    el("div", { class: "provider-head" },
+      el("span", { class: "strong", "data-testid": "client-row-name" }, c.name),
+      el("span", { class: "chip mono", "data-testid": "client-hint" }, c.token_hint),
+      el("span", { class: c.enabled ? "chip ok" : "chip off", "data-testid": "client-state" },
+        t(c.enabled ? "clients.enabled" : "clients.disabled")),
+      el("span", { class: "actions" },
+        smallButton("client-edit", "clients.edit", () => {
+          state.clientEdit = { id: c.id, rpm: c.rpm === null ? "" : String(c.rpm), models: (c.models || []).join("\n") };
+          renderClients();
+        }),
+        smallButton("client-toggle", c.enabled ? "clients.disable" : "clients.enable",
+          guarded("clients", () => updateClient(c, { enabled: !c.enabled }))),
+        smallButton("client-revoke", "clients.revoke", guarded("clients", () => revokeClient(c)), "danger"))),
+    el("div", { class: "muted", "data-testid": "client-rpm-value" },
+      c.rpm === null ? t("clients.noRpm") : t("clients.rpmValue", { n: c.rpm })),
+    el("div", { class: "models", "data-testid": "client-models-value" },
+      c.models === null ? el("span", { class: "chip" }, t("clients.allModels"))
+        : c.models.map((m) => el("span", { class: "chip mono" }, m))));
+  if (editing) row.append(clientEditor(c));
+  return row;
+}
+
+function clientEditor(c) {
+  const draft = state.clientEdit;
+  return el("div", { class: "stack", "data-testid": "client-editor" },
+    el("div", { class: "field" },
+      el("label", { for: "client-edit-rpm" }, t("clients.rpm")),
+      el("input", { id: "client-edit-rpm", "data-testid": "client-edit-rpm", type: "number", min: "1", step: "1",
+        value: draft.rpm, placeholder: t("clients.rpmPlaceholder"), oninput: (e) => { draft.rpm = e.target.value; } })),
+    el("div", { class: "field" },
+      el("label", { for: "client-edit-models" }, t("clients.models")),
+      el("textarea", { id: "client-edit-models", "data-testid": "client-edit-models", spellcheck: "false",
+        value: draft.models, oninput: (e) => { draft.models = e.target.value; } })),
+    el("span", { class: "actions" },
+      smallButton("client-edit-save", "clients.save", guarded("clients", () => updateClient(c, {
+        rpm: parseRpm(draft.rpm), models: parseModels(draft.models),
+      })), "primary"),
+      smallButton("client-edit-cancel", "clients.cancel", () => {
+        state.clientEdit = null;
+        renderClients();
+      }, "ghost")));
+}
+
+async function submitClient() {
+  const name = byId("client-name").value.trim();
+  if (!name) throw new Error(t("clients.nameEmpty"));
+  const body = { name };
+  const rpm = parseRpm(byId("client-rpm").value);
+  const models = parseModels(byId("client-models").value);
+  if (rpm !== null) body.rpm = rpm;
+  if (models !== null) body.models = models;
+  const created = await api("POST", "/clients", body);
+  state.newToken = { name: created.client.name, token: created.token };
+  byId("client-form").reset();
+  await loadClients();
+  renderClients();
+  note("clients", "ok", t("clients.created", { name: created.client.name }));
+}
+
+async function updateClient(c, body) {
+  const saved = (await api("PUT", "/clients/" + c.id, body)).client;
+  state.clientEdit = null;
+  await loadClients();
+  renderClients();
+  note("clients", "ok", t("clients.saved", { name: saved.name }));
+}
+
+async function revokeClient(c) {
+  if (!confirm(t("clients.confirmRevoke", { name: c.name, hint: c.token_hint }))) return;
+  await api("DELETE", "/clients/" + c.id);
+  if (state.clientEdit && state.clientEdit.id === c.id) state.clientEdit = null;
+  await loadClients();
+  renderClients();
+  note("clients", "ok", t("clients.revoked", { name: c.name }));
 }
 
 // --- Providers ------------------------------------------------------------------------------
@@ -1923,6 +2141,7 @@ function wire() {
   byId("token-api-save").addEventListener("click", guarded("tokens", saveApiToken));
   byId("token-admin-save").addEventListener("click", guarded("tokens", saveAdminToken));
   byId("settings-save").addEventListener("click", guarded("settings", saveSettings));
+  byId("client-form").addEventListener("submit", guarded("clients", submitClient));
   byId("connect-model").addEventListener("change", (e) => {
     state.connect.model = e.target.value;
     renderConnect();
