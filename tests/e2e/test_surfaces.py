@@ -310,7 +310,11 @@ def test_a_cut_after_the_first_event_ends_with_the_surfaces_error(ask, surface, 
     assert exchange.status == 200
     assert exchange.headers["x-routed-via"] == "A/m"  # no failover once the stream has started
     assert_error_end(surface, exchange.reading)
-    assert exchange.reading.text == sent_text(sent)
+    if cut.reset:
+        # A reset may discard bytes still unread in the gateway's socket: a prefix, never more.
+        assert sent_text(sent).startswith(exchange.reading.text)
+    else:
+        assert exchange.reading.text == sent_text(sent)
     if surface.id.startswith("gemini"):
         # Gemini CLI takes a turn that carried a functionCall as finished, finishReason or not.
         assert exchange.reading.calls == []
