@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 
+import httpx
 import pytest
 
 from support.upstream import Hang, Json, Sse, chunk
@@ -151,3 +152,22 @@ def test_caller_going_away_cancels_the_upstream(api, pair, upstream):
     release.set()
 
     assert upstream.disconnected.wait(timeout=20)
+
+
+def test_a_key_echoed_in_a_mid_stream_error_of_a_translated_stream_never_reaches_the_caller(
+    gateway, add_provider, upstream
+):
+    # The translated surfaces turn the upstream's error into their own event (SPEC §12), so they
+    # scrub the provider's key themselves; a key of no known shape, as above.
+    key = "acct.7:opal-harbor.42"
+    add_provider(name="K", models=["m"], api_key=key)
+    upstream.queue(Sse([chunk("m", "Hel"), {"error": {"message": f"key {key} is over its quota"}}], done=False))
+    headers = {"authorization": f"Bearer {gateway.api_token}", "anthropic-version": "2023-06-01"}
+    body = {"model": "m", "max_tokens": 8, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+
+    text = httpx.post(f"{gateway.url}/v1/messages", json=body, headers=headers, timeout=30).text
+
+    assert "event: error" in text and "message_stop" not in text
+    assert "over its quota" in text  # the upstream's reason is shown, scrubbed
+    assert key not in text
+    assert upstream.requests[0].headers["authorization"] == f"Bearer {key}"

@@ -110,9 +110,11 @@ async def _answer(served: Served, plan: Plan, headers: dict[str, str]) -> JsResp
     return json_response(plan.answer(answer, served.candidate.model), headers=headers)
 
 
-def _stream(call: Call, served: Served, plan: Plan, stall_ms: int, headers: dict[str, str]) -> JsResponse:
+def _stream(call: Call, config: Config, served: Served, plan: Plan, headers: dict[str, str]) -> JsResponse:
     translator = plan.translator(served.candidate.model)
-    relay = TranslatedRelay(served.handle, stall_ms, headers[h.ROUTED_VIA], translator)
+    key = served.candidate.key
+    secret = config.key_memo.plain(key) if key is not None else None
+    relay = TranslatedRelay(served.handle, config.settings.stream_stall_ms, headers[h.ROUTED_VIA], translator, secret)
     call.ctx.waitUntil(asyncio.ensure_future(relay.run()))
     stream_headers = {"content-type": translator.media_type, "cache-control": "no-cache", **CORS_HEADERS}
     return respond(relay.readable, 200, stream_headers | headers)
@@ -127,7 +129,7 @@ async def serve(call: Call, config: Config, plan: Plan, caller: Caller) -> JsRes
     if isinstance(result, Served):
         headers = routing_headers(result)
         if isinstance(result.handle, OpenedStream):
-            return _stream(call, result, plan, config.settings.stream_stall_ms, headers)
+            return _stream(call, config, result, plan, headers)
         return await _answer(result, plan, headers)
     if isinstance(result, CallerError):
         observed = result.observed

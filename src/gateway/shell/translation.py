@@ -86,7 +86,11 @@ class TranslatedRelay:
     """The caller's side of a translated stream is ``readable``; ``run()`` watches it to its end
     (give it to waitUntil)."""
 
-    def __init__(self, opened: OpenedStream, stall_ms: int, label: str, translator: StreamTranslator) -> None:
+    def __init__(
+        self, opened: OpenedStream, stall_ms: int, label: str, translator: StreamTranslator, secret: str | None = None
+    ) -> None:
+        """``secret``: the provider key the upstream was sent; never passed on, should the
+        upstream echo it in an error the translator turns into the surface's own event."""
         global _glue
         if _glue is None:
             _glue = run_js(_GLUE)
@@ -96,6 +100,7 @@ class TranslatedRelay:
         self._label = label
         self._stalled = False
         self._broken = False
+        self._secret = secret.encode() if secret else b""
         self._probe = _plain({"reads": 0, "waiting": False, "over": False})
         self._feed = create_proxy(self._on_read)
         self._finish = create_proxy(self._on_end)
@@ -118,6 +123,11 @@ class TranslatedRelay:
         out = self._translate(chunk.to_bytes())
         return to_js(out) if out else None
 
+    def _scrubbed(self, out: bytes) -> bytes:
+        # One substring search per read: the translator re-encodes upstream text, so the key
+        # can only be there if the upstream echoed it.
+        return out.replace(self._secret, b"[redacted]") if self._secret and self._secret in out else out
+
     def _translate(self, data: bytes) -> bytes:
         """The translation of one read; after ``[DONE]`` also the surface's end, and the stream
         is over (an upstream that keeps its connection open must not stall a finished answer)."""
@@ -131,7 +141,7 @@ class TranslatedRelay:
             self._broken = True
             self._probe.over = True
             out = translator.fail(f"{self._label}: the gateway failed while relaying the stream")
-        return out
+        return self._scrubbed(out)
 
     def _on_end(self, closed: bool) -> Any:
         """The upstream ended: ``closed`` when it closed, False when it failed."""
@@ -151,6 +161,7 @@ class TranslatedRelay:
                     out += translator.fail(f"{self._label}: the upstream stream ended before the answer was complete")
         except Exception:  # noqa: BLE001 - as in _on_read
             out = translator.fail(f"{self._label}: the gateway failed while relaying the stream")
+        out = self._scrubbed(out)
         return to_js(out) if out else None
 
     async def _watch(self) -> None:
