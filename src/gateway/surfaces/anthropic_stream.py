@@ -28,7 +28,6 @@ import json
 from json.encoder import encode_basestring  # the C string encoder json.dumps(ensure_ascii=False) uses
 
 from gateway.surfaces.chat import (
-    ChatStreamDecoder,
     Event,
     Finish,
     Reasoning,
@@ -38,6 +37,7 @@ from gateway.surfaces.chat import (
     UpstreamError,
     Usage,
 )
+from gateway.surfaces.contract import DecodedStream
 
 __all__ = ["STOP_REASONS", "AnthropicStream", "message_id", "stop_reason"]
 
@@ -118,14 +118,14 @@ def _whole(fragments: list[str]) -> bool:
     return True
 
 
-class AnthropicStream:
+class AnthropicStream(DecodedStream):
     """An h11-style translator of one answer (contract.StreamTranslator); see the module doc."""
 
     media_type = "text/event-stream"
 
     def __init__(self, model: str) -> None:
         self._model = model
-        self._decoder = ChatStreamDecoder()
+        super().__init__()
         self._started = False
         self._done = False
         self._kind = _NONE  # the open block's kind
@@ -137,14 +137,6 @@ class AnthropicStream:
         self._reason = ""
         self._input_tokens = 0
         self._output_tokens = 0
-
-    @property
-    def complete(self) -> bool:
-        return self._decoder.finished
-
-    @property
-    def done(self) -> bool:
-        return self._decoder.done
 
     def feed(self, data: bytes) -> bytes:
         if self._done:

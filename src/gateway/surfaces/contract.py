@@ -19,7 +19,9 @@ import json
 import math
 from typing import Any, Protocol
 
-__all__ = ["StreamTranslator", "compact", "estimate_tokens", "sse"]
+from gateway.surfaces.chat import ChatStreamDecoder
+
+__all__ = ["DecodedStream", "StreamTranslator", "compact", "estimate_tokens", "sse"]
 
 
 class StreamTranslator(Protocol):
@@ -36,6 +38,22 @@ class StreamTranslator(Protocol):
     def end(self) -> bytes: ...
 
     def fail(self, message: str) -> bytes: ...
+
+
+class DecodedStream:
+    """What every surface's translator shares: the reader of the upstream's stream
+    (``self._decoder``) and what it says of the answer's end (``complete``, ``done``)."""
+
+    def __init__(self) -> None:
+        self._decoder = ChatStreamDecoder()
+
+    @property
+    def complete(self) -> bool:
+        return self._decoder.finished
+
+    @property
+    def done(self) -> bool:
+        return self._decoder.done
 
 
 def compact(value: Any) -> str:

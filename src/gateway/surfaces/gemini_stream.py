@@ -32,7 +32,6 @@ from typing import Any
 
 from gateway.surfaces.chat import (
     Answer,
-    ChatStreamDecoder,
     Event,
     Finish,
     Reasoning,
@@ -42,6 +41,7 @@ from gateway.surfaces.chat import (
     UpstreamError,
     Usage,
 )
+from gateway.surfaces.contract import DecodedStream
 
 __all__ = ["FINISH_REASONS", "GeminiStream", "from_chat", "function_call_part"]
 
@@ -132,7 +132,7 @@ def from_chat(answer: Answer, model: str) -> dict[str, Any]:
     }
 
 
-class GeminiStream:
+class GeminiStream(DecodedStream):
     """Translates an OpenAI chat stream into Gemini's stream (see the module doc); implements
     ``contract.StreamTranslator``. ``sse``: the request had ``?alt=sse``."""
 
@@ -140,7 +140,7 @@ class GeminiStream:
         self.media_type = "text/event-stream" if sse else "application/json"
         self._model = model
         self._sse = sse
-        self._decoder = ChatStreamDecoder()
+        super().__init__()
         self._tail = ""  # ',"modelVersion":…,"responseId":…' of every chunk, set at the first one
         self._chunks = 0  # chunks written (array mode needs the commas)
         self._started = False
@@ -148,14 +148,6 @@ class GeminiStream:
         self._calls: list[list[Any]] = []  # [call id, name, [argument fragments]] by position
         self._reason = ""
         self._usage = (0, 0)
-
-    @property
-    def complete(self) -> bool:
-        return self._decoder.finished
-
-    @property
-    def done(self) -> bool:
-        return self._decoder.done
 
     def feed(self, data: bytes) -> bytes:
         if self._done:

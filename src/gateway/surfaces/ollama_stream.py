@@ -23,7 +23,6 @@ import json
 from typing import Literal
 
 from gateway.surfaces.chat import (
-    ChatStreamDecoder,
     Event,
     Finish,
     Reasoning,
@@ -34,7 +33,7 @@ from gateway.surfaces.chat import (
     UpstreamError,
     Usage,
 )
-from gateway.surfaces.contract import compact
+from gateway.surfaces.contract import DecodedStream, compact
 from gateway.surfaces.ollama import done_reason, ollama_tool_call
 
 __all__ = ["MEDIA_TYPE", "OllamaStream"]
@@ -46,7 +45,7 @@ _DEFAULT_ERROR = "the upstream stream failed"
 _dumps = json.JSONEncoder(ensure_ascii=False).encode
 
 
-class OllamaStream:
+class OllamaStream(DecodedStream):
     """OpenAI chat SSE bytes in, Ollama NDJSON bytes out, for ``/api/chat`` (``mode="chat"``) or
     ``/api/generate`` (``mode="generate"``). ``created_at`` (ISO 8601) is stamped on every line."""
 
@@ -55,7 +54,7 @@ class OllamaStream:
     def __init__(self, model: str, created_at: str, mode: Literal["chat", "generate"] = "chat") -> None:
         if mode not in ("chat", "generate"):
             raise ValueError(f"mode must be 'chat' or 'generate', not {mode!r}")
-        self._decoder = ChatStreamDecoder()
+        super().__init__()
         self._chat = mode == "chat"
         # Every line starts alike; only the dynamic strings go through json.dumps per line.
         self._head = '{"model":' + _dumps(model) + ',"created_at":' + _dumps(created_at) + ","
@@ -67,14 +66,6 @@ class OllamaStream:
         self._input_tokens = 0
         self._output_tokens = 0
         self._closed = False
-
-    @property
-    def complete(self) -> bool:
-        return self._decoder.finished
-
-    @property
-    def done(self) -> bool:
-        return self._decoder.done
 
     def feed(self, data: bytes) -> bytes:
         if self._closed:

@@ -36,7 +36,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from gateway.surfaces.chat import (
-    ChatStreamDecoder,
     Finish,
     Reasoning,
     Text,
@@ -45,7 +44,7 @@ from gateway.surfaces.chat import (
     UpstreamError,
     Usage,
 )
-from gateway.surfaces.contract import compact
+from gateway.surfaces.contract import DecodedStream, compact
 
 __all__ = [
     "FINISH_STATUS",
@@ -188,7 +187,7 @@ def _delta_head(kind: str, item_id: str, index: int) -> str:
     )
 
 
-class ResponsesStream:
+class ResponsesStream(DecodedStream):
     """OpenAI chat SSE in, Responses SSE out (see the module doc; contract.StreamTranslator).
 
     ``model`` is the model that serves, ``created_at`` the response's Unix time in seconds,
@@ -202,7 +201,7 @@ class ResponsesStream:
         self._model = model
         self._created_at = created_at
         self._names: Mapping[str, tuple[str, str]] = names or {}
-        self._decoder = ChatStreamDecoder()
+        super().__init__()
         self._seq = 0
         self._base = ""  # set by the prologue
         self._started = False
@@ -213,14 +212,6 @@ class ResponsesStream:
         self._next = 0
         self._reason = ""
         self._usage = (0, 0)
-
-    @property
-    def complete(self) -> bool:
-        return self._decoder.finished
-
-    @property
-    def done(self) -> bool:
-        return self._decoder.done
 
     def feed(self, data: bytes) -> bytes:
         if self._over:
