@@ -19,6 +19,7 @@ from pyodide.ffi import JsException, to_js
 from gateway.core.config import SealedKey
 from gateway.core.credentials import key_problem
 from gateway.errors import CryptoError
+from gateway.shell.http import plain
 
 if TYPE_CHECKING:
     from js import CryptoKey
@@ -30,10 +31,6 @@ TAG_BYTES = 16
 
 # (SHA-256 of the key text, imported key): re-imported only if ENCRYPTION_KEY changes.
 _imported: tuple[bytes, CryptoKey] | None = None
-
-
-def _js_object(**entries: object):
-    return to_js(entries, dict_converter=js.Object.fromEntries)
 
 
 def _raw_key(key_hex: str | None) -> bytes:
@@ -50,7 +47,7 @@ async def _key(key_hex: str | None) -> CryptoKey:
     if _imported is None or _imported[0] != fingerprint:
         try:
             key = await js.crypto.subtle.importKey(
-                "raw", to_js(raw), _js_object(name="AES-GCM"), False, to_js(["encrypt", "decrypt"])
+                "raw", to_js(raw), plain({"name": "AES-GCM"}), False, to_js(["encrypt", "decrypt"])
             )
         except JsException as exc:
             raise CryptoError("ENCRYPTION_KEY could not be imported as an AES-256 key.") from exc
@@ -64,7 +61,7 @@ async def seal(plaintext: str, key_hex: str | None) -> SealedKey:
     iv = os.urandom(IV_BYTES)
     try:
         out = await js.crypto.subtle.encrypt(
-            _js_object(name="AES-GCM", iv=to_js(iv), tagLength=TAG_BYTES * 8),
+            plain({"name": "AES-GCM", "iv": to_js(iv), "tagLength": TAG_BYTES * 8}),
             key,
             to_js(plaintext.encode()),
         )
@@ -88,7 +85,7 @@ async def open_sealed(sealed: SealedKey, key_hex: str | None) -> str:
         raise CryptoError("The stored key has a wrong IV or tag length.")
     try:
         out = await js.crypto.subtle.decrypt(
-            _js_object(name="AES-GCM", iv=to_js(iv), tagLength=TAG_BYTES * 8),
+            plain({"name": "AES-GCM", "iv": to_js(iv), "tagLength": TAG_BYTES * 8}),
             key,
             to_js(ciphertext + tag),
         )

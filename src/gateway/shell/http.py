@@ -30,6 +30,7 @@ __all__ = [
     "UpstreamResponse",
     "add_headers",
     "fulfilled",
+    "plain",
     "respond",
     "send",
     "settled",
@@ -152,7 +153,7 @@ async def fulfilled(promise: Any) -> bool:
     return (await settled(promise))[0]
 
 
-def _plain(entries: dict[str, Any]) -> Any:
+def plain(entries: dict[str, Any]) -> Any:
     """A plain JS object, nested dicts included, in one conversion."""
     return to_js(entries, dict_converter=js.Object.fromEntries)
 
@@ -170,7 +171,7 @@ async def send(
     if body is not None:
         init["body"] = body
     try:
-        js_response = await js.fetch(url, _plain(init))
+        js_response = await js.fetch(url, plain(init))
     except JsException:
         js.clearTimeout(timer)
         return Defect.TIMEOUT if controller.signal.aborted else Defect.NETWORK
@@ -181,7 +182,7 @@ def respond(body: str | ReadableStream | None, status: int, headers: dict[str, s
     """A JS ``Response``, built directly (the SDK's ``Response`` converts headers item by item);
     the SDK hands a JS Response back to the runtime as it is. Every answer is built here, so
     ``NOSNIFF`` is added here."""
-    return js.Response.new(body, _plain({"status": status, "headers": NOSNIFF | headers}))
+    return js.Response.new(body, plain({"status": status, "headers": NOSNIFF | headers}))
 
 
 def add_headers(response: JsResponse, headers: dict[str, str]) -> JsResponse:

@@ -22,14 +22,14 @@ from pyodide.ffi import to_js
 
 from gateway.core.attempt import Defect
 from gateway.core.sse import TAIL_BYTES, First, FirstEvent, ended_properly, first_event, stream_error_event
-from gateway.shell.http import UpstreamResponse, fulfilled, settled
+from gateway.shell.http import UpstreamResponse, fulfilled, plain, settled
 
-__all__ = ["OpenedStream", "Relay", "open_stream"]
+__all__ = ["STALL_CHECKS", "OpenedStream", "Relay", "open_stream"]
 
 # A first event larger than this is content by any measure: stop buffering and forward it.
 FIRST_EVENT_MAX_BYTES = 64 * 1024
 # The watchdog looks this many times per stall period, so a stall is seen within 1.25 periods.
-_STALL_CHECKS = 4
+STALL_CHECKS = 4
 # One drain read takes up to this many queued bytes at once (BYOB).
 _DRAIN_BYTES = 64 * 1024
 _NOTHING_YET = "nothing yet"
@@ -97,7 +97,7 @@ class Relay:
         self._stalled = False
         # Room for the head on the caller's side: it is queued now, before the answer is even
         # returned, so the first bytes leave as soon as the runtime reads the body.
-        self._pipe = js.TransformStream.new(None, None, _plain({"highWaterMark": _HEAD_CHUNKS}))
+        self._pipe = js.TransformStream.new(None, None, plain({"highWaterMark": _HEAD_CHUNKS}))
         self.readable = self._pipe.readable
         self._writer = self._pipe.writable.getWriter()
         self._head_written = self._writer.write(to_js(opened.head))
@@ -119,12 +119,12 @@ class Relay:
         """Pipe the rest; None when it ended properly, else the stream_error to send."""
         self._opened.reader.releaseLock()
         to_caller, watched = self._opened.answer.body.tee()
-        self._watch_reader = watched.getReader(_plain({"mode": "byob"}))
+        self._watch_reader = watched.getReader(plain({"mode": "byob"}))
         abort = js.AbortController.new()
         # The pipe leaves both ends to us: the caller's side stays open for the stream_error
         # event, and the upstream is cancelled below (a tee branch's cancel waits for the other
         # branch's, so the pipe must not wait for it).
-        options = _plain(
+        options = plain(
             {"preventClose": True, "preventAbort": True, "preventCancel": True, "signal": abort.signal}
         )
         watchdog = asyncio.ensure_future(self._watch(abort))
@@ -151,7 +151,7 @@ class Relay:
         aborts the pipe (the caller then gets ``stream_stalled``)."""
         last_progress = time.monotonic()
         while not self._ended:
-            await asyncio.sleep(self._stall_s / _STALL_CHECKS)
+            await asyncio.sleep(self._stall_s / STALL_CHECKS)
             if await self._drain(wait=False):
                 last_progress = time.monotonic()
             elif time.monotonic() - last_progress >= self._stall_s:
@@ -186,7 +186,3 @@ class Relay:
             got = True
             if wait:
                 return got
-
-
-def _plain(entries: dict[str, Any]) -> Any:
-    return to_js(entries, dict_converter=js.Object.fromEntries)

@@ -17,18 +17,15 @@ import asyncio
 import time
 from typing import Any
 
-import js
 from pyodide.code import run_js
 from pyodide.ffi import create_proxy, to_js
 
-from gateway.shell.http import fulfilled
-from gateway.shell.stream import OpenedStream
+from gateway.shell.http import fulfilled, plain
+from gateway.shell.stream import STALL_CHECKS, OpenedStream
 from gateway.surfaces.contract import StreamTranslator
 
 __all__ = ["TranslatedRelay"]
 
-# The watchdog looks this many times per stall period, so a stall is seen within 1.25 periods.
-_STALL_CHECKS = 4
 
 # (reader, head, feed, finish, probe) -> [stream, done]. ``feed(chunk)`` and ``finish(ok)`` return
 # the bytes to send or undefined; ``done`` settles when the stream ended or the caller cancelled
@@ -101,7 +98,7 @@ class TranslatedRelay:
         self._stalled = False
         self._broken = False
         self._secret = secret.encode() if secret else b""
-        self._probe = _plain({"reads": 0, "waiting": False, "over": False})
+        self._probe = plain({"reads": 0, "waiting": False, "over": False})
         self._feed = create_proxy(self._on_read)
         self._finish = create_proxy(self._on_end)
         head = self._translate(opened.head)
@@ -171,7 +168,7 @@ class TranslatedRelay:
         probe = self._probe
         seen, last_progress = probe.reads, time.monotonic()
         while True:
-            await asyncio.sleep(self._stall_s / _STALL_CHECKS)
+            await asyncio.sleep(self._stall_s / STALL_CHECKS)
             reads = probe.reads
             if reads != seen or not probe.waiting:
                 seen, last_progress = reads, time.monotonic()
@@ -179,7 +176,3 @@ class TranslatedRelay:
                 self._stalled = True
                 await fulfilled(self._reader.cancel())
                 return
-
-
-def _plain(entries: dict[str, Any]) -> Any:
-    return to_js(entries, dict_converter=js.Object.fromEntries)
