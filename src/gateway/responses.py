@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from gateway.shell.http import JsResponse, respond
 from gateway.wire import headers as h
 
-__all__ = ["CORS_HEADERS", "PRIVATE_HEADERS", "json_response", "preflight_response", "sse_headers"]
+__all__ = ["CORS_HEADERS", "PRIVATE_HEADERS", "iso_utc", "json_response", "preflight_response", "sse_headers"]
 
 CORS_HEADERS = {
     "access-control-allow-origin": "*",
@@ -44,3 +45,8 @@ def preflight_response(requested_headers: str | None) -> JsResponse:
 def sse_headers(extra: dict[str, str]) -> dict[str, str]:
     """Fresh headers for a passed-through SSE stream; never the upstream's (SPEC §2.6)."""
     return {"content-type": "text/event-stream", "cache-control": "no-cache", **CORS_HEADERS, **extra}
+
+
+def iso_utc(epoch_s: float) -> str:
+    """An answer's time stamp in ISO 8601, UTC, ``Z``-suffixed (Anthropic's and Ollama's)."""
+    return datetime.fromtimestamp(epoch_s, UTC).isoformat().replace("+00:00", "Z")

@@ -5,26 +5,20 @@ OpenAI's."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
-from functools import wraps
-
 from gateway import isolate
 from gateway.core.clients import Caller
 from gateway.core.config import Config
-from gateway.errors import GatewayError, NotFoundError
-from gateway.responses import json_response
+from gateway.errors import NotFoundError
+from gateway.responses import iso_utc, json_response
 from gateway.routes import Call
 from gateway.routes.auth import require_api
 from gateway.routes.gemini import caller_catalog, gemini_model
-from gateway.routes.surface import error_answer
+from gateway.routes.surface import ErrorRenderer, speaks_as
 from gateway.shell.http import IncomingRequest, JsResponse
 from gateway.surfaces import anthropic, gemini, models
 from gateway.wire.chat import AUTO_MODEL
 
 __all__ = ["get_model", "list_models"]
-
-Handler = Callable[[Call], Awaitable[JsResponse]]
 
 # The gateway's own entry: the chain over every provider (SPEC §3).
 _AUTO_OWNER = "fllmapi-worker"
@@ -43,39 +37,26 @@ def _catalog(config: Config, caller: Caller) -> list[tuple[str, str]]:
     return [(AUTO_MODEL, _AUTO_OWNER), *caller_catalog(config, caller)]
 
 
-def _iso(epoch_s: int) -> str:
-    return datetime.fromtimestamp(epoch_s, UTC).isoformat().replace("+00:00", "Z")
+def _error_shape(call: Call) -> ErrorRenderer | None:
+    """Errors in the shape the caller speaks, like the listing itself (None: OpenAI's)."""
+    return {"anthropic": anthropic.render_error, "gemini": gemini.render_error}.get(_shape(call.request))
 
 
-def _speaks_the_callers_shape(handler: Handler) -> Handler:
-    """Errors in the shape the caller speaks, like the listing itself."""
-
-    @wraps(handler)
-    async def handle(call: Call) -> JsResponse:
-        try:
-            return await handler(call)
-        except GatewayError as exc:
-            render = {"anthropic": anthropic.render_error, "gemini": gemini.render_error}.get(_shape(call.request))
-            return error_answer(render, exc)
-
-    return handle
-
-
-@_speaks_the_callers_shape
+@speaks_as(_error_shape)
 async def list_models(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
     caller = require_api(call.request, config, query_key=True)
     catalog, created = _catalog(config, caller), isolate.now_ms() // 1000
     match _shape(call.request):
         case "anthropic":
-            return json_response(models.anthropic_models([m for m, _ in catalog], _iso(created)))
+            return json_response(models.anthropic_models([m for m, _ in catalog], iso_utc(created)))
         case "gemini":
             return json_response(gemini.models_body([m for m, _ in catalog]))
         case _:
             return json_response(models.openai_models(catalog, created))
 
 
-@_speaks_the_callers_shape
+@speaks_as(_error_shape)
 async def get_model(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
     caller = require_api(call.request, config, query_key=True)
@@ -87,5 +68,5 @@ async def get_model(call: Call) -> JsResponse:
     if entry is None:
         raise NotFoundError(f"The model '{model}' does not exist on this gateway.", code="model_not_found")
     if shape == "anthropic":
-        return json_response(models.anthropic_model(model, _iso(created)))
+        return json_response(models.anthropic_model(model, iso_utc(created)))
     return json_response(models.openai_model(entry, created))

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from functools import partial
 
 from gateway import isolate
 from gateway.errors import NotFoundError
-from gateway.responses import json_response
+from gateway.responses import iso_utc, json_response
 from gateway.routes import Call
 from gateway.routes.auth import require_api
 from gateway.routes.gemini import caller_catalog
@@ -18,10 +17,6 @@ from gateway.surfaces import ollama
 from gateway.surfaces.ollama_stream import OllamaStream
 
 __all__ = ["chat", "generate", "show", "tags", "version"]
-
-
-def _now_iso() -> str:
-    return datetime.fromtimestamp(isolate.now_ms() / 1000, UTC).isoformat().replace("+00:00", "Z")
 
 
 @speaks(ollama.render_error)
@@ -51,7 +46,7 @@ async def _run(call: Call, mode: str) -> JsResponse:
     caller = require_api(call.request, config)
     data = await read_object(call, config)
     chat = ollama.chat_to_chat(data) if mode == "chat" else ollama.generate_to_chat(data)
-    created_at = _now_iso()
+    created_at = iso_utc(isolate.now_ms() / 1000)
     answer = ollama.chat_from_chat if mode == "chat" else ollama.generate_from_chat
     plan = Plan(
         chat,

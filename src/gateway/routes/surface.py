@@ -35,7 +35,7 @@ from gateway.upstream.openai import ChatBody
 from gateway.wire import headers as h
 from gateway.wire.chat import ChatRequest
 
-__all__ = ["ErrorRenderer", "Plan", "error_answer", "read_object", "serve", "speaks", "upstream_message"]
+__all__ = ["ErrorRenderer", "Plan", "error_answer", "read_object", "serve", "speaks", "speaks_as", "upstream_message"]
 
 # (status, OpenAI-style error type, message) -> the surface's error body.
 ErrorRenderer = Callable[[int, str, str], Any]
@@ -64,6 +64,11 @@ def error_answer(render_error: ErrorRenderer | None, exc: GatewayError) -> JsRes
 def speaks(render_error: ErrorRenderer | None) -> Callable[[Handler], Handler]:
     """A handler whose errors answer in the surface's shape (with their status and headers);
     ``None`` keeps the gateway's own OpenAI error body."""
+    return speaks_as(lambda _call: render_error)
+
+
+def speaks_as(choose: Callable[[Call], ErrorRenderer | None]) -> Callable[[Handler], Handler]:
+    """As ``speaks``, for a route whose shape depends on the request (``/v1/models``)."""
 
     def decorate(handler: Handler) -> Handler:
         @wraps(handler)
@@ -71,7 +76,7 @@ def speaks(render_error: ErrorRenderer | None) -> Callable[[Handler], Handler]:
             try:
                 return await handler(call)
             except GatewayError as exc:
-                return error_answer(render_error, exc)
+                return error_answer(choose(call), exc)
 
         return handle
 
