@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from support.upstream import Json, Sse
+from support.upstream import Json, Sse, delta_chunk
 
 __all__ = ["Call", "answer", "completion_with", "cut", "server_error", "split", "stream_events"]
 
@@ -82,16 +82,6 @@ def completion_with(
     }
 
 
-def _chunk(model: str, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-fake",
-        "object": "chat.completion.chunk",
-        "created": 1_700_000_000,
-        "model": model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
-    }
-
-
 def stream_events(
     model: str,
     text: str | None = None,
@@ -104,19 +94,19 @@ def stream_events(
     """The chunks of a streamed answer (see the module docstring); text, reasoning and each call's
     arguments arrive in ``pieces`` fragments. ``usage`` None: no usage chunk."""
     calls = [c.with_id() for c in calls]
-    events = [_chunk(model, {"role": "assistant", "content": ""})]
-    events += [_chunk(model, {"reasoning_content": part}) for part in split(reasoning or "", pieces)]
-    events += [_chunk(model, {"content": part}) for part in split(text or "", pieces)]
+    events = [delta_chunk(model, {"role": "assistant", "content": ""})]
+    events += [delta_chunk(model, {"reasoning_content": part}) for part in split(reasoning or "", pieces)]
+    events += [delta_chunk(model, {"content": part}) for part in split(text or "", pieces)]
     for index, call in enumerate(calls):
         opening = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
-        events.append(_chunk(model, {"tool_calls": [opening]}))
+        events.append(delta_chunk(model, {"tool_calls": [opening]}))
         events += [
-            _chunk(model, {"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+            delta_chunk(model, {"tool_calls": [{"index": index, "function": {"arguments": part}}]})
             for part in split(call.arguments_json, pieces)
         ]
-    events.append(_chunk(model, {}, _finish(calls, finish_reason)))
+    events.append(delta_chunk(model, {}, _finish(calls, finish_reason)))
     if usage is not None:
-        events.append({**_chunk(model, {}), "choices": [], "usage": _usage(usage)})
+        events.append({**delta_chunk(model, {}), "choices": [], "usage": _usage(usage)})
     return events
 
 

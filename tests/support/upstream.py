@@ -42,6 +42,7 @@ __all__ = [
     "Responder",
     "Sse",
     "chunk",
+    "delta_chunk",
     "completion",
     "model_list",
 ]
@@ -64,7 +65,11 @@ def completion(model: str, content: str = "hello from the fake upstream") -> dic
 
 
 def chunk(model: str, content: str | None = None, finish_reason: str | None = None) -> dict[str, Any]:
-    delta = {} if content is None else {"content": content}
+    return delta_chunk(model, {} if content is None else {"content": content}, finish_reason)
+
+
+def delta_chunk(model: str, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+    """A stream chunk carrying ``delta`` (content, reasoning, tool calls …)."""
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion.chunk",
