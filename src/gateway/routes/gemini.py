@@ -10,13 +10,13 @@ from functools import partial
 from typing import Any
 
 from gateway import isolate
-from gateway.core.chain import model_catalog
-from gateway.core.clients import Caller, restrict_catalog
+from gateway.core.clients import Caller
 from gateway.core.config import Config
 from gateway.errors import NotFoundError
 from gateway.responses import json_response
 from gateway.routes import Call
 from gateway.routes.auth import require_api
+from gateway.routes.routing import caller_catalog
 from gateway.routes.surface import Plan, read_object, serve, speaks
 from gateway.shell.http import JsResponse
 from gateway.surfaces import gemini
@@ -39,11 +39,6 @@ async def list_models(call: Call) -> JsResponse:
 async def get_model(call: Call) -> JsResponse:
     config, caller = await _authorized(call)
     return json_response(gemini_model(config, caller, call.params["model"]))
-
-
-def caller_catalog(config: Config, caller: Caller) -> list[tuple[str, str]]:
-    """The declared models ``caller`` may use (SPEC §14), as ``(model, provider name)``."""
-    return restrict_catalog(model_catalog(config.enabled_providers), caller.models)
 
 
 def gemini_model(config: Config, caller: Caller, model: str) -> dict[str, Any]:

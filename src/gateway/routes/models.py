@@ -12,7 +12,8 @@ from gateway.errors import NotFoundError
 from gateway.responses import iso_utc, json_response
 from gateway.routes import Call
 from gateway.routes.auth import require_api
-from gateway.routes.gemini import caller_catalog, gemini_model
+from gateway.routes.gemini import gemini_model
+from gateway.routes.routing import caller_catalog
 from gateway.routes.surface import ErrorRenderer, speaks_as
 from gateway.shell.http import IncomingRequest, JsResponse
 from gateway.surfaces import anthropic, gemini, models

@@ -10,7 +10,7 @@ from gateway.errors import NotFoundError
 from gateway.responses import iso_utc, json_response
 from gateway.routes import Call
 from gateway.routes.auth import require_api
-from gateway.routes.gemini import caller_catalog
+from gateway.routes.routing import caller_catalog
 from gateway.routes.surface import Plan, read_object, serve, speaks
 from gateway.shell.http import JsResponse
 from gateway.surfaces import ollama

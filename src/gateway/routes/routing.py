@@ -13,8 +13,8 @@ from __future__ import annotations
 from gateway import isolate
 from gateway.core.aliases import resolve_alias
 from gateway.core.attempt import Candidate
-from gateway.core.chain import build_chain, is_auto
-from gateway.core.clients import Caller, model_refused, restrict_providers
+from gateway.core.chain import build_chain, is_auto, model_catalog
+from gateway.core.clients import Caller, model_refused, restrict_catalog, restrict_providers
 from gateway.core.config import Config
 from gateway.core.loop import run_loop
 from gateway.core.outcome import Exhausted, LoopResult, Served
@@ -24,7 +24,7 @@ from gateway.upstream.openai import ChatBody, OpenAIUpstream
 from gateway.wire import headers as h
 from gateway.wire.cooldowns import cooldown_json
 
-__all__ = ["exhausted_error", "route", "routed_via", "routing_headers", "trail_headers"]
+__all__ = ["caller_catalog", "exhausted_error", "route", "routed_via", "routing_headers", "trail_headers"]
 
 
 async def route(
@@ -46,6 +46,12 @@ async def route(
     chain = build_chain(providers, model, state, isolate.now_ms())
     attempt = OpenAIUpstream(config, body, stream, caller.hops)
     return await run_loop(chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK)
+
+
+def caller_catalog(config: Config, caller: Caller) -> list[tuple[str, str]]:
+    """The declared models ``caller`` may use (SPEC §14), as ``(model, provider name)``: what
+    the model lists show."""
+    return restrict_catalog(model_catalog(config.enabled_providers), caller.models)
 
 
 def trail_headers(trail: Trail) -> dict[str, str]:
