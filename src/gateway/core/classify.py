@@ -39,7 +39,7 @@ from gateway.core import rules
 from gateway.core.attempt import Defect, Observed
 from gateway.core.delay import ms_until_utc_midnight, stated_delay_ms
 
-__all__ = ["Failure", "FailureKind", "Scope", "Source", "classify", "redact", "scrub"]
+__all__ = ["Failure", "FailureKind", "Scope", "Source", "classify", "error_message", "redact", "scrub"]
 
 Scope = Literal["key", "provider", "model", "none"]
 Source = Literal["heuristic", "authoritative", "quota", "credit", "tier", "model", "loop"]
@@ -221,6 +221,12 @@ def _message(parsed: Any) -> str | None:
             if isinstance(value, str) and value:
                 return value
     return None
+
+
+def error_message(text: str) -> str | None:
+    """The message an upstream's error body states (OpenAI's ``error.message``, Gemini's listed
+    error, a ``detail``), or None when it states none."""
+    return _message(_parse_json(text))
 
 
 def _embedded_status(parsed: Any) -> int | None:

@@ -18,8 +18,9 @@ from functools import wraps
 from typing import Any
 
 from gateway import isolate
-from gateway.core.config import Config
+from gateway.core.classify import error_message
 from gateway.core.clients import Caller
+from gateway.core.config import Config
 from gateway.core.outcome import CallerError, Served
 from gateway.errors import GatewayError, InvalidRequestError, ProviderError
 from gateway.responses import CORS_HEADERS, json_response
@@ -84,17 +85,8 @@ def speaks_as(choose: Callable[[Call], ErrorRenderer | None]) -> Callable[[Handl
 
 
 def upstream_message(body: str) -> str:
-    """The message of an upstream's error body (OpenAI's ``error.message``, else the text)."""
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        return body.strip()[:500] or "The upstream refused the request."
-    error = parsed.get("error") if isinstance(parsed, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return error["message"]
-    if isinstance(error, str):
-        return error
-    return body.strip()[:500]
+    """The message of an upstream's error body (``classify.error_message``), else its text."""
+    return error_message(body) or body.strip()[:500] or "The upstream refused the request."
 
 
 async def read_object(call: Call, config: Config) -> dict[str, Any]:
