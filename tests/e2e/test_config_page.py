@@ -341,6 +341,28 @@ def test_routing_settings_show_value_and_source(page, gateway, admin):
     expect(page.get_by_test_id("setting-stream_stall_ms")).to_have_value("60000")
 
 
+def test_rate_limit_settings_are_labelled_saved_and_never_reset_to_off(page, gateway, admin):
+    login(page, gateway.admin_token)
+    labels = {"default_client_rpm": "API 令牌每分钟请求数", "ip_rpm": "每个 IP 每分钟请求数",
+              "auth_fail_limit": "每个 IP 每分钟令牌验证失败次数"}
+    for key, label in labels.items():
+        limit = page.get_by_test_id("setting-row").filter(has=page.get_by_test_id(f"setting-{key}"))
+        expect(limit.locator("label")).to_have_text(label)
+        expect(limit.get_by_test_id("setting-reset")).to_have_count(0)  # null would turn it off
+
+    ip = page.get_by_test_id("setting-row").filter(has=page.get_by_test_id("setting-ip_rpm"))
+    page.get_by_test_id("setting-ip_rpm").fill("20")
+    page.get_by_test_id("settings-save").click()
+    expect(page.locator("#settings-message")).to_have_text("设置已保存。")
+    expect(ip.get_by_test_id("setting-source")).to_have_text("已保存（D1）")
+    assert admin.get("/settings").json()["settings"]["ip_rpm"] == {"value": 20, "source": "d1"}
+
+    page.get_by_test_id("setting-ip_rpm").fill("")
+    page.get_by_test_id("settings-save").click()
+    expect(page.locator("#settings-message")).to_have_text("每个 IP 每分钟请求数：请填写数字；0 表示关闭该限制。")
+    assert admin.get("/settings").json()["settings"]["ip_rpm"] == {"value": 20, "source": "d1"}
+
+
 def test_cooldown_bar_and_both_clear_buttons(page, gateway, api, add_provider, upstream):
     add_provider(name="A", priority=1, models=["m"])
     add_provider(name="B", priority=2, models=["m"])
@@ -784,7 +806,7 @@ def test_create_a_client_shows_its_token_once_with_a_copy_button(page, gateway, 
     assert (stored["rpm"], stored["models"], stored["token_hint"]) == (30, ["fake-model"], f"{token[:4]}...{token[-4:]}")
     row = client_row(page, "laptop")
     expect(row.get_by_test_id("client-hint")).to_have_text(stored["token_hint"])
-    expect(row).to_contain_text("每分钟 30 次（已保存）")
+    expect(row.get_by_test_id("client-rpm-value")).to_have_text("每分钟 30 次")
     expect(row.get_by_test_id("client-models-value")).to_have_text("fake-model")
 
     page.get_by_test_id("client-token-copy").click()
@@ -811,7 +833,7 @@ def test_edit_disable_and_revoke_a_client(page, gateway, admin, watch):
     row.get_by_test_id("client-edit-rpm").fill("12")
     row.get_by_test_id("client-edit-models").fill("a\nb")
     row.get_by_test_id("client-edit-save").click()
-    expect(row).to_contain_text("每分钟 12 次（已保存）")
+    expect(row.get_by_test_id("client-rpm-value")).to_have_text("每分钟 12 次")
     assert (clients(admin)["phone"]["rpm"], clients(admin)["phone"]["models"]) == (12, ["a", "b"])
 
     row.get_by_test_id("client-edit").click()

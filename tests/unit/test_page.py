@@ -158,3 +158,37 @@ def test_key_fields_are_write_only(test_id):
     if "secret" in markup:  # a textarea of keys, one per line: masked by CSS and never spell-checked
         assert re.search(r'spellcheck[=:]\s*"false"', markup), markup
         assert "textarea.secret { -webkit-text-security: disc;" in PAGE
+
+
+def _function(name: str) -> str:
+    """The body of a top-level function of the script (up to the next line that closes one)."""
+    found = re.search(rf"\n(?:async )?function {name}\(.*?\n\}}\n", _script(), flags=re.DOTALL)
+    assert found, name
+    return found.group(0)
+
+
+def test_the_rate_limits_are_the_settings_that_null_turns_off():
+    # SPEC §14: for these the admin API's null stores 0 (off) instead of restoring env or default.
+    from gateway.core.config import SETTINGS
+
+    found = re.search(r"const LIMIT_KEYS = (\[.*?\]);", _script())
+    assert found, "the page declares `const LIMIT_KEYS = [...];`"
+    assert set(json.loads(found.group(1))) == {s.key for s in SETTINGS if s.null_is_off}
+
+
+def test_the_page_never_sends_null_for_a_rate_limit():
+    # No "Use default" button for them (it would turn the limit off), and an emptied field is refused.
+    render = _function("renderSettings")
+    save = _function("saveSettings")
+
+    assert 'setting.source === "d1" && !LIMIT_KEYS.includes(key)' in render
+    assert re.search(r'text === "" && LIMIT_KEYS\.includes\(key\)\) \{\s*throw new Error\(t\("settings\.limitEmpty"', save)
+
+
+def test_client_rpm_texts_say_it_is_enforced():
+    for table in _i18n().values():
+        assert "429" in table["clients.rpmHelp"]
+        assert "{n}" in table["clients.rpmValue"]
+    en, zh = _i18n()["en"], _i18n()["zh"]
+    assert "not enforce" not in en["clients.rpmHelp"] and "尚未" not in zh["clients.rpmHelp"]
+    assert "saved" not in en["clients.rpmValue"] and "保存" not in zh["clients.rpmValue"]

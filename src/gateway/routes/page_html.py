@@ -523,7 +523,7 @@ const I18N = {
     "clients.name": "Name",
     "clients.rpm": "Requests per minute (optional)",
     "clients.rpmPlaceholder": "no limit",
-    "clients.rpmHelp": "Saved with the client and shown here; this version of the gateway does not enforce it yet.",
+    "clients.rpmHelp": "Over this many requests in a minute, the client gets 429 until the minute ends.",
     "clients.models": "Allowed models, one per line (optional: empty allows every model)",
     "clients.modelsPlaceholder": "llama-3.3-70b-versatile",
     "clients.create": "Create client",
@@ -535,7 +535,7 @@ const I18N = {
     "clients.empty": "No client yet: only the API token is accepted.",
     "clients.enabled": "enabled",
     "clients.disabled": "disabled",
-    "clients.rpmValue": "{n} requests/min (saved)",
+    "clients.rpmValue": "{n} requests/min",
     "clients.noRpm": "no rpm set",
     "clients.allModels": "every model",
     "clients.edit": "Edit",
@@ -562,13 +562,15 @@ const I18N = {
     "tokens.adminSaved": "Admin token saved; this session now uses it.",
     "tokens.apiHint": "API token in use",
     "tokens.adminHint": "Admin token in use",
-    "settings.heading": "Routing settings",
-    "settings.help": "Each value's source: saved here (D1) wins over the environment, which wins over the default. Empty a field and save to drop the saved value.",
+    "settings.heading": "Routing and rate-limit settings",
+    "settings.help": "Each value's source: saved here (D1) wins over the environment, which wins over the default. Empty a field and save to drop the saved value. Rate limits cannot be emptied: 0 turns one off.",
     "settings.save": "Save settings",
     "settings.saved": "Settings saved.",
     "settings.unchanged": "Nothing changed.",
     "settings.reset": "Use default",
     "settings.notInteger": "{field}: a whole number of 0 or more is expected.",
+    "settings.limitEmpty": "{field}: enter a number; 0 turns the limit off.",
+    "settings.off": "off",
     "settingSource.d1": "saved (D1)",
     "settingSource.env": "environment",
     "settingSource.default": "default",
@@ -582,6 +584,12 @@ const I18N = {
     "settingHelp.same_model_retry_max_ms": "A 429 asking to wait at most this long is waited for and retried on the same model.",
     "settingHelp.stream_stall_ms": "A stream with no data for this long ends with an error event.",
     "settingHelp.max_body_bytes": "Larger requests are refused with 413.",
+    "setting.default_client_rpm": "API token: requests per minute",
+    "setting.ip_rpm": "Requests per minute per IP",
+    "setting.auth_fail_limit": "Failed token checks per minute per IP",
+    "settingHelp.default_client_rpm": "The limit of the API token (the default client); named clients have their own under Clients. Over it, 429 until the minute ends; 0 turns it off.",
+    "settingHelp.ip_rpm": "Every /v1 request counts against its caller's IP, whichever token it carries. Over it, 429 until the minute ends; 0 turns it off.",
+    "settingHelp.auth_fail_limit": "After this many wrong tokens in a minute from one IP, every request from it (the API and this page alike) gets 429 until the minute ends; 0 turns it off.",
     "setting.model_aliases": "Model aliases",
     "settingHelp.model_aliases": "Send the model names clients ask for to a model of yours, on every API (OpenAI, Anthropic, Responses, Gemini, Ollama). * matches any characters; the whole name must match, in any case; the first matching row wins. A target is a model id or auto. The target counts as the model asked for: X-Fallback-From names it only when another model served.",
     "aliases.pattern": "Pattern",
@@ -758,7 +766,7 @@ const I18N = {
     "clients.name": "名称",
     "clients.rpm": "每分钟请求数（可选）",
     "clients.rpmPlaceholder": "不限",
-    "clients.rpmHelp": "随客户端保存并在此显示；当前版本的网关尚未执行该限制。",
+    "clients.rpmHelp": "一分钟内超过这么多次请求后，该客户端的请求返回 429，直到本分钟结束。",
     "clients.models": "允许的模型，每行一个（可选：留空表示允许全部模型）",
     "clients.modelsPlaceholder": "llama-3.3-70b-versatile",
     "clients.create": "创建客户端",
@@ -770,7 +778,7 @@ const I18N = {
     "clients.empty": "尚无客户端：目前只接受 API 令牌。",
     "clients.enabled": "已启用",
     "clients.disabled": "已停用",
-    "clients.rpmValue": "每分钟 {n} 次（已保存）",
+    "clients.rpmValue": "每分钟 {n} 次",
     "clients.noRpm": "未设每分钟请求数",
     "clients.allModels": "全部模型",
     "clients.edit": "编辑",
@@ -797,13 +805,15 @@ const I18N = {
     "tokens.adminSaved": "管理令牌已保存，当前会话已改用新令牌。",
     "tokens.apiHint": "当前 API 令牌",
     "tokens.adminHint": "当前管理令牌",
-    "settings.heading": "路由设置",
-    "settings.help": "每项都标明来源：此处保存的值（D1）优先于环境变量，环境变量优先于默认值。清空输入框并保存即可删除已保存的值。",
+    "settings.heading": "路由与限流设置",
+    "settings.help": "每项都标明来源：此处保存的值（D1）优先于环境变量，环境变量优先于默认值。清空输入框并保存即可删除已保存的值。限流项不能清空：填 0 即关闭。",
     "settings.save": "保存设置",
     "settings.saved": "设置已保存。",
     "settings.unchanged": "没有改动。",
     "settings.reset": "恢复默认",
     "settings.notInteger": "{field}：需要大于或等于 0 的整数。",
+    "settings.limitEmpty": "{field}：请填写数字；0 表示关闭该限制。",
+    "settings.off": "已关闭",
     "settingSource.d1": "已保存（D1）",
     "settingSource.env": "环境变量",
     "settingSource.default": "默认值",
@@ -817,6 +827,12 @@ const I18N = {
     "settingHelp.same_model_retry_max_ms": "429 要求等待的时间不超过此值时，等待后在同一模型上重试。",
     "settingHelp.stream_stall_ms": "流式回答超过此时间没有数据，就以错误事件结束。",
     "settingHelp.max_body_bytes": "更大的请求以 413 拒绝。",
+    "setting.default_client_rpm": "API 令牌每分钟请求数",
+    "setting.ip_rpm": "每个 IP 每分钟请求数",
+    "setting.auth_fail_limit": "每个 IP 每分钟令牌验证失败次数",
+    "settingHelp.default_client_rpm": "API 令牌（默认客户端）的限额；具名客户端在“客户端”中各自设置。超出后返回 429，直到本分钟结束；0 表示关闭。",
+    "settingHelp.ip_rpm": "每个 /v1 请求都计入调用方的 IP，不论使用哪个令牌。超出后返回 429，直到本分钟结束；0 表示关闭。",
+    "settingHelp.auth_fail_limit": "同一 IP 一分钟内令牌错误达到这么多次后，来自它的所有请求（API 与本页面）都返回 429，直到本分钟结束；0 表示关闭。",
     "setting.model_aliases": "模型别名",
     "settingHelp.model_aliases": "把客户端请求的模型名转到你自己的模型，对所有接口生效（OpenAI、Anthropic、Responses、Gemini、Ollama）。* 匹配任意字符；必须匹配整个名称，不区分大小写；按顺序第一条匹配的生效。目标是模型 ID 或 auto。目标即视为所请求的模型：只有由其他模型回答时，X-Fallback-From 才会写出它。",
     "aliases.pattern": "匹配模式",
@@ -873,6 +889,9 @@ const TICK_MS = 1000;
 // Sections with a message line (#<section>-message) that note() writes to.
 const SECTIONS = ["status", "providers", "preset", "custom", "tokens", "settings", "clients", "connect"];
 const ALIASES_KEY = "model_aliases";
+// The rate limits (SPEC §14): the API's null turns them off instead of restoring the env value or
+// the default, so the page never sends null for them: no reset button, and an empty field is refused.
+const LIMIT_KEYS = ["default_client_rpm", "ip_rpm", "auth_fail_limit"];
 // The aliases the example button adds: Claude Code's small background model to a small model
 // (the page picks the first one a provider declares), everything else it asks for to auto.
 const CLAUDE_EXAMPLE = [["claude-*haiku*", null], ["claude-*", "auto"]];
@@ -1487,7 +1506,8 @@ function renderSettings() {
         el("span", { class: setting.source === "d1" ? "chip ok" : "chip", "data-testid": "setting-source" },
           t("settingSource." + setting.source)),
         key.endsWith("_ms") ? el("span", { class: "muted" }, duration(setting.value)) : null,
-        setting.source === "d1"
+        LIMIT_KEYS.includes(key) && setting.value === 0 ? el("span", { class: "muted" }, t("settings.off")) : null,
+        setting.source === "d1" && !LIMIT_KEYS.includes(key)
           ? smallButton("setting-reset", "settings.reset",
             guarded("settings", () => putSettings({ [key]: null })), "ghost")
           : null),
@@ -2041,7 +2061,7 @@ async function putSettings(body) {
 }
 
 // Only what changed is sent; an emptied field (or an alias table with no row) drops the saved
-// value (back to env or default).
+// value (back to env or default), except a rate limit's, which is refused (null would turn it off).
 async function saveSettings() {
   const body = {};
   if (state.aliasDraft !== null) {
@@ -2055,7 +2075,9 @@ async function saveSettings() {
   }
   for (const [key, draft] of Object.entries(state.settingDrafts)) {
     const text = draft.trim();
-    if (text === "") {
+    if (text === "" && LIMIT_KEYS.includes(key)) {
+      throw new Error(t("settings.limitEmpty", { field: t("setting." + key) }));
+    } else if (text === "") {
       if (state.settings[key].source === "d1") body[key] = null;
     } else if (!/^\d+$/.test(text)) {
       throw new Error(t("settings.notInteger", { field: t("setting." + key) }));
