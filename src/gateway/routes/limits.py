@@ -1,0 +1,154 @@
+"""The rate limits of one request (SPEC §14, ``core/limits.py``), counted in D1.
+
+- An IP the isolate knows to be locked out is refused before any token is compared
+  (``refuse_if_locked``); a failed token check is counted (``failed``), and refused with 429 once
+  the IP is locked; an admitted caller is counted against ``ip_rpm`` and its client's rpm and
+  checked against the lock (``admit``) in one D1 batch, or none when no count applies and the
+  isolate checked the IP recently.
+- The limiter fails open: when D1 cannot count, the request is served without limits (and the log
+  says so); the callers (``routes/auth.py``) enforce tokens, revocation and model lists all the same.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from gateway import isolate
+from gateway.core.clients import Client
+from gateway.core.config import Config
+from gateway.core.limits import Verdict, authfail_key, caller_ip, client_key, ip_key, window_start
+from gateway.errors import RateLimitedError, StorageError
+from gateway.routes import Call
+from gateway.shell import d1
+from gateway.wire import headers as h
+
+__all__ = ["Limits"]
+
+logger = logging.getLogger("fllmapi")
+
+
+class Limits:
+    """The limits of one request from one IP (``core/limits.py``), counted in D1."""
+
+    def __init__(self, call: Call, config: Config) -> None:
+        settings = config.settings
+        self._db = call.env.DB
+        self._fail_limit = settings.auth_fail_limit
+        self._ip_rpm = settings.ip_rpm
+        self._default_rpm = settings.default_client_rpm
+        self._memory = isolate.current().limits
+        self._now = isolate.now_ms()
+        self._ip = caller_ip(call.request.header(h.CONNECTING_IP))
+
+    def refuse_if_locked(self) -> None:
+        """Raise the lock's 429 when this isolate knows the IP is locked out (no D1 query)."""
+        if self._fail_limit:
+            known = self._memory.full(authfail_key(self._ip), self._fail_limit, self._now)
+            if known is not None:
+                raise self._locked(known)
+
+    async def failed(self, *, api: bool) -> None:
+        """Count a failed token check (and, on /v1, the request against ``ip_rpm``); raise the
+        lock's 429 when the IP was locked already."""
+        counts: list[tuple[str, int]] = []
+        if self._fail_limit:
+            self._memory.note_failure(self._ip)
+            counts.append((authfail_key(self._ip), self._fail_limit))
+        if api and self._ip_rpm and self._memory.full(ip_key(self._ip), self._ip_rpm, self._now) is None:
+            counts.append((ip_key(self._ip), self._ip_rpm))
+        answer = await self._ask([], counts) if counts else None
+        if answer is None:
+            return
+        for (key, limit), counted in zip(counts, answer[1], strict=True):
+            verdict = Verdict.of(limit, counted, self._now)
+            self._memory.note(key, verdict, self._now)
+            if key.startswith("authfail:") and not verdict.allowed:
+                raise self._locked(verdict)
+
+    async def admit(self, client: Client | None, *, api: bool) -> dict[str, str]:
+        """Check the lock and count an admitted caller; the ``X-RateLimit-*`` headers of a
+        limited client's answers. Raises ``RateLimitedError`` (429)."""
+        lock = authfail_key(self._ip)
+        reads = [lock] if self._fail_limit and not self._memory.lock_open(self._ip, self._now) else []
+        counts: list[tuple[str, int]] = []
+        if api and self._ip_rpm:
+            self._refuse_if_full(ip_key(self._ip), self._ip_rpm, client=None)
+            counts.append((ip_key(self._ip), self._ip_rpm))
+        rpm = self._default_rpm if client is None else client.rpm
+        if api and rpm:
+            key = client_key(None if client is None else client.id)
+            self._refuse_if_full(key, rpm, client=client)
+            counts.append((key, rpm))
+        if not reads and not counts:
+            return {}
+        answer = await self._ask(reads, counts)
+        if answer is None:
+            return {}
+        read, counted = answer
+        if reads:
+            if read[0] >= self._fail_limit:
+                verdict = Verdict.of(self._fail_limit, None, self._now)
+                self._memory.note(lock, verdict, self._now)
+                raise self._locked(verdict)
+            self._memory.note_open(self._ip, self._now)
+        verdicts = {key: Verdict.of(limit, n, self._now) for (key, limit), n in zip(counts, counted, strict=True)}
+        for key, verdict in verdicts.items():
+            self._memory.note(key, verdict, self._now)
+        headers: dict[str, str] = {}
+        for key, verdict in verdicts.items():
+            if key.startswith("ip:"):
+                if not verdict.allowed:
+                    raise self._ip_limited(verdict)
+            elif not verdict.allowed:
+                raise self._client_limited(verdict, client)
+            else:
+                headers = self._headers(verdict)
+        return headers
+
+    def _refuse_if_full(self, key: str, limit: int, *, client: Client | None) -> None:
+        known = self._memory.full(key, limit, self._now)
+        if known is None:
+            return
+        if key.startswith("ip:"):
+            raise self._ip_limited(known)
+        raise self._client_limited(known, client)
+
+    async def _ask(self, reads: list[str], counts: list[tuple[str, int]]) -> tuple[list[int], list[int | None]] | None:
+        """The D1 batch, or None when D1 cannot answer: the limits fail open."""
+        sweep = self._memory.sweep_due(self._now)
+        try:
+            return await d1.count_windows(self._db, window_start(self._now), reads, counts, sweep=sweep)
+        except StorageError:
+            logger.warning("rate limits not applied: D1 could not count this request (failing open)")
+            return None
+
+    def _headers(self, verdict: Verdict) -> dict[str, str]:
+        return dict(zip(h.RATE_LIMIT, verdict.header_values(self._now), strict=True))
+
+    def _retry(self, verdict: Verdict) -> dict[str, str]:
+        return {h.RETRY_AFTER: str(verdict.retry_after_s(self._now))}
+
+    def _locked(self, verdict: Verdict) -> RateLimitedError:
+        wait = verdict.retry_after_s(self._now)
+        return RateLimitedError(
+            f"Too many failed token checks from this address ({verdict.limit} in a minute); every "
+            f"request from it is refused for {wait} s.",
+            code="too_many_failed_auth",
+            headers=self._retry(verdict),
+        )
+
+    def _ip_limited(self, verdict: Verdict) -> RateLimitedError:
+        wait = verdict.retry_after_s(self._now)
+        return RateLimitedError(
+            f"This address is limited to {verdict.limit} requests per minute (ip_rpm); try again in "
+            f"{wait} s.",
+            headers=self._retry(verdict),
+        )
+
+    def _client_limited(self, verdict: Verdict, client: Client | None) -> RateLimitedError:
+        wait = verdict.retry_after_s(self._now)
+        who = "The API token" if client is None else f"Client '{client.name}'"
+        return RateLimitedError(
+            f"{who} is limited to {verdict.limit} requests per minute; try again in {wait} s.",
+            headers={**self._retry(verdict), **self._headers(verdict)},
+        )

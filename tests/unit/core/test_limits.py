@@ -1,0 +1,128 @@
+"""core/limits.py: window maths, the caller's address, verdicts and what an isolate remembers
+(SPEC §14)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.core import rules
+from gateway.core.config import resolve_settings
+from gateway.core.limits import (
+    UNKNOWN_IP,
+    LimitMemory,
+    Verdict,
+    authfail_key,
+    caller_ip,
+    client_key,
+    ip_key,
+    window_start,
+)
+
+MINUTE = rules.RATE_WINDOW_MS
+T0 = 1_800_000_000_000  # a window start: a multiple of a minute
+
+
+@pytest.mark.parametrize(
+    ("now", "start"),
+    [(T0, T0), (T0 + 1, T0), (T0 + MINUTE - 1, T0), (T0 + MINUTE, T0 + MINUTE)],
+)
+def test_windows_are_fixed_utc_minutes(now, start):
+    assert window_start(now) == start
+
+
+@pytest.mark.parametrize(
+    ("header", "ip"),
+    [
+        ("203.0.113.7", "203.0.113.7"),
+        (" 2001:DB8::1 ", "2001:db8::1"),
+        (None, UNKNOWN_IP),
+        ("", UNKNOWN_IP),
+        ("1.2.3.4, 5.6.7.8", UNKNOWN_IP),
+        ("a" * 65, UNKNOWN_IP),
+        ("1.2.3.4\nx", UNKNOWN_IP),
+    ],
+)
+def test_the_caller_is_cf_connecting_ip_or_unknown(header, ip):
+    assert caller_ip(header) == ip
+
+
+def test_each_limit_has_its_own_key():
+    assert len({ip_key("1.2.3.4"), authfail_key("1.2.3.4"), client_key(None), client_key(1)}) == 4
+    assert client_key(None) != client_key(0)
+
+
+def test_a_counted_request_leaves_the_rest_of_the_window():
+    verdict = Verdict.of(5, 2, T0 + 15_000)
+
+    assert verdict.allowed and verdict.remaining == 3
+    assert verdict.reset_at_ms == T0 + MINUTE
+    assert verdict.header_values(T0 + 15_000) == ("5", "3", "45")
+
+
+def test_a_refused_request_waits_for_the_window_end():
+    verdict = Verdict.of(5, None, T0 + 59_500)
+
+    assert not verdict.allowed and verdict.remaining == 0
+    assert verdict.retry_after_s(T0 + 59_500) == 1  # rounded up, never 0
+    assert verdict.retry_after_s(T0 + 1_000) == 59
+
+
+def test_memory_refuses_a_full_key_until_its_window_ends():
+    memory = LimitMemory()
+    memory.note("client:1", Verdict.of(2, 2, T0), T0)
+
+    assert memory.full("client:1", 2, T0 + 1).remaining == 0
+    assert memory.full("client:1", 3, T0 + 1) is None  # the limit was raised: ask again
+    assert memory.full("client:1", 2, T0 + MINUTE) is None
+
+
+def test_memory_keeps_only_full_keys():
+    memory = LimitMemory()
+    memory.note("client:1", Verdict.of(3, 2, T0), T0)
+
+    assert memory.full("client:1", 3, T0) is None
+
+
+def test_an_open_address_is_trusted_for_the_recheck_time_and_forgotten_on_a_failure():
+    memory = LimitMemory()
+    memory.note_open("1.2.3.4", T0)
+
+    assert memory.lock_open("1.2.3.4", T0 + rules.AUTH_LOCK_RECHECK_MS - 1)
+    assert not memory.lock_open("1.2.3.4", T0 + rules.AUTH_LOCK_RECHECK_MS)
+    memory.note_failure("1.2.3.4")
+    assert not memory.lock_open("1.2.3.4", T0)
+
+
+def test_the_sweep_is_due_once_per_window():
+    memory = LimitMemory()
+
+    assert [memory.sweep_due(t) for t in (T0, T0 + 10, T0 + MINUTE)] == [True, False, True]
+
+
+def test_memory_stays_bounded_dropping_expired_entries_first():
+    memory = LimitMemory(max_entries=3)
+    memory.note_open("old", T0)
+    memory.note("client:1", Verdict.of(1, 1, T0), T0)
+    later = T0 + MINUTE + rules.AUTH_LOCK_RECHECK_MS
+    memory.note_open("a", later)
+
+    memory.note_open("b", later)  # full: the two expired entries go, a stays
+
+    assert memory.lock_open("a", later) and memory.lock_open("b", later)
+    memory.note_open("c", later)
+    memory.note_open("d", later)  # full of live entries: all go (a D1 query each, later)
+    assert memory.lock_open("d", later)
+    assert not any(memory.lock_open(ip, later) for ip in "abc")
+
+
+def test_the_limits_are_settings_with_env_names_and_0_is_off():
+    settings, values = resolve_settings({"ip_rpm": "20"}, {"AUTH_FAIL_LIMIT": "0", "DEFAULT_CLIENT_RPM": "7"})
+
+    assert (settings.ip_rpm, settings.auth_fail_limit, settings.default_client_rpm) == (20, 0, 7)
+    assert values["ip_rpm"].source == "d1" and values["auth_fail_limit"].source == "env"
+
+
+def test_by_default_only_the_failed_auth_lock_is_on():
+    settings, _ = resolve_settings({}, {})
+
+    assert (settings.ip_rpm, settings.default_client_rpm, settings.auth_fail_limit) == (0, 0, 10)
