@@ -139,3 +139,40 @@ UPSTREAM_MESSAGE_MAX_CHARS = 200
 # Reset times in messages: seconds below the first bound, minutes below the second, else hours.
 ETA_SECONDS_BELOW_MS = 90 * SECOND_MS
 ETA_MINUTES_BELOW_MS = 90 * MINUTE_MS
+
+# --- OpenRouter pinning (SPEC §15, core/pinning.py) ---
+# Share of an implicit-caching endpoint's input assumed read from its cache (seed 003): a pinned
+# long conversation re-reads its prefix, so nearly all input is billed at input_cache_read.
+OPENROUTER_HIT_RATE = 0.98
+# An implicit-caching endpoint's score is multiplied by this, so "cheap but uncached" cannot drown
+# the cache's advantage while price still ranks the caching endpoints (seed 003).
+OPENROUTER_CACHE_BONUS = 2
+# Added to the weighted price (USD per token): a free endpoint's score stays finite, and free
+# endpoints are then ranked by throughput (seed 003).
+OPENROUTER_PRICE_EPSILON = 1e-6
+# An endpoint whose uptime_last_30m (percent) is below this is not counted; absent: counted.
+OPENROUTER_MIN_UPTIME = 90
+# The weighted price's shares (seed 003): the output price weighs more than the input price.
+OPENROUTER_INPUT_WEIGHT = 0.4
+OPENROUTER_OUTPUT_WEIGHT = 0.6
+# A lock idle this long is replaced by the current candidate; traffic renews it, so a long
+# session never changes upstream midway (the openrouter_lock_idle_ms setting's default).
+DEFAULT_OPENROUTER_LOCK_IDLE_MS = 30 * MINUTE_MS
+# A model seen for the first time is scored before its request is forwarded, within this; past
+# it the request goes unpinned.
+OPENROUTER_SCORE_TIMEOUT_MS = 3 * SECOND_MS
+# Candidates younger than this are reused instead of fetched again.
+OPENROUTER_CANDIDATES_FRESH_MS = 10 * MINUTE_MS
+# A 429 of the pinned endpoint is retried in place after these waits before the normal rules:
+# switching upstream loses the cache, and a 429 usually passes within seconds.
+OPENROUTER_429_RETRY_MS = (1 * SECOND_MS, 2 * SECOND_MS)
+# Consecutive faults (timeout, stall, 5xx, bad stream) of the locked endpoint that cool it for
+# the model and move the lock at once.
+OPENROUTER_FAULTS_TO_MOVE = 3
+OPENROUTER_ENDPOINT_COOLDOWN_MS = 30 * MINUTE_MS
+# A renewal is written to D1 only once the lock's end moved this far past the written one: at most
+# one renewal write per model per isolate in this time (D1's free plan counts writes).
+OPENROUTER_RENEW_WRITE_MS = 5 * MINUTE_MS
+# Models one cron run re-scores (the stalest first): each is a subrequest, and a Worker invocation
+# may make 50 on the free plan; the rest wait for the next run.
+OPENROUTER_CRON_MAX_MODELS = 40
