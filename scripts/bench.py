@@ -7,6 +7,9 @@ requests straight to the upstream and through the gateway, and prints:
   process is not counted, and a warm request makes no D1 query);
 - SSE: time to the first body byte, direct and through the gateway;
 - streaming: CPU per chunk of a long stream;
+- limits (SPEC §14): the same non-streamed request from a rate-limited client with ``ip_rpm`` on
+  (one D1 batch per request: the IP's and the client's counts), beside the default (only the
+  failed-auth lock on: no D1 query when warm);
 - surfaces (SPEC §12): per translated surface, the added latency of a non-streamed call and the
   runtime process's CPU per streamed event beside the OpenAI pass-through, and the Worker's own
   work per event measured inside Pyodide (scripts/bench_relay.py: Python and the JS it calls,
@@ -113,9 +116,9 @@ def run(gateway: Gateway, upstream: FakeUpstream) -> None:
             upstream.queue(answer)
             client.post(direct_url, json=body).raise_for_status()
 
-        def through() -> None:
+        def through(headers: dict = api) -> None:
             upstream.queue(answer)
-            client.post(gateway_url, json=body, headers=api).raise_for_status()
+            client.post(gateway_url, json=body, headers=headers).raise_for_status()
 
         timed(direct, WARMUP)
         timed(through, WARMUP)
@@ -130,6 +133,8 @@ def run(gateway: Gateway, upstream: FakeUpstream) -> None:
             "added_median_ms": round(statistics.median(through_ms) - statistics.median(direct_ms), 2),
             "runtime_cpu_ms_per_request": round(cpu_ms, 2),
         }
+
+        results["limits"] = limits(gateway, client, through, direct_ms)
 
         stream_body = {**body, "stream": True}
         events = [chunk("m", "Hello"), chunk("m", None, "stop")]
@@ -167,6 +172,29 @@ def run(gateway: Gateway, upstream: FakeUpstream) -> None:
         results["surfaces"] = surfaces(gateway, upstream, client, api, direct_ms)
     results["surfaces_in_process"] = in_process()
     print(json.dumps({"rounds": ROUNDS, **results}, indent=2))
+
+
+def limits(gateway: Gateway, client: httpx.Client, through, direct_ms: list[float]) -> dict:
+    """``through`` again, as a client with an rpm and with ``ip_rpm`` on (limits never reached)."""
+    admin = {"authorization": f"Bearer {gateway.admin_token}"}
+    settings = f"{gateway.url}/api/admin/settings"
+    made = client.post(f"{gateway.url}/api/admin/clients", headers=admin, json={"name": "bench", "rpm": 10**9})
+    named = made.raise_for_status().json()
+    client.put(settings, headers=admin, json={"ip_rpm": 10**9}).raise_for_status()
+    token = {"authorization": f"Bearer {named['token']}"}
+    try:
+        timed(lambda: through(token), WARMUP)
+        cpu_before = cpu_seconds(gateway.process.pid)
+        limited_ms = timed(lambda: through(token), ROUNDS)
+        cpu_ms = (cpu_seconds(gateway.process.pid) - cpu_before) * 1000 / ROUNDS
+    finally:
+        client.put(settings, headers=admin, json={"ip_rpm": 0}).raise_for_status()
+        client.delete(f"{gateway.url}/api/admin/clients/{named['client']['id']}", headers=admin)
+    return {
+        "added_median_ms": round(statistics.median(limited_ms) - statistics.median(direct_ms), 2),
+        "runtime_cpu_ms_per_request": round(cpu_ms, 2),
+        "d1_batches_per_request": 1,
+    }
 
 
 def _stream_url(gateway: Gateway, name: str, path: str) -> str:

@@ -11,6 +11,8 @@ Every class carries the HTTP status and the OpenAI error ``type``/``code`` it an
     ├── NotFoundError                 404
     ├── MethodNotAllowedError         405
     ├── ConflictError                 409
+    ├── RateLimitedError              429 rate_limit_error (SPEC §14: a client's or an IP's rpm,
+    │                                 the failed-auth lock), with Retry-After
     ├── NoProvidersError              503 no_providers_configured
     ├── TokenNotConfiguredError       503 token_not_configured (unset, placeholder or short token)
     ├── LoopDetectedError             508 loop_detected (the request passed here before: ``hop``)
@@ -41,6 +43,7 @@ __all__ = [
     "NoProvidersError",
     "NotFoundError",
     "PermissionDeniedError",
+    "RateLimitedError",
     "ProviderError",
     "RoutingError",
     "ShellError",
@@ -131,6 +134,17 @@ class ConflictError(GatewayError):
     status = 409
     type = "invalid_request_error"
     code = "conflict"
+
+
+class RateLimitedError(GatewayError):
+    """429 from the gateway's own limits (SPEC §14), never an upstream's: ``code`` says which
+    (``rate_limit_exceeded``: a client's or an IP's requests per minute; ``too_many_failed_auth``:
+    the failed-auth lock). ``headers`` carry ``Retry-After`` (and a limited client's
+    ``X-RateLimit-*``). Surfaces render it in their own error shape."""
+
+    status = 429
+    type = "rate_limit_error"
+    code = "rate_limit_exceeded"
 
 
 class NoProvidersError(GatewayError):

@@ -276,7 +276,7 @@ def test_a_database_of_0001_and_0002_upgrades_in_place(tmp_path, upstream):
     gateway = Gateway.start(tmp_path)
     try:
         applied = [m["name"] for m in d1_execute(gateway.persist_to, "SELECT name FROM d1_migrations ORDER BY id")]
-        assert applied == ["0001_init.sql", "0002_provider_keys.sql", "0003_clients.sql"]
+        assert applied == sorted(p.name for p in (ROOT / "migrations").glob("*.sql"))  # the rest applied
         admin = httpx.Client(base_url=f"{gateway.url}/api/admin", timeout=30,
                              headers={"authorization": f"Bearer {gateway.admin_token}"})
         with admin:

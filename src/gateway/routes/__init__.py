@@ -4,7 +4,7 @@ validates its input, calls the core, and builds the answer; errors are raised as
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.shell.http import IncomingRequest
@@ -15,9 +15,12 @@ __all__ = ["Call"]
 @dataclass(frozen=True, slots=True)
 class Call:
     """One request as a handler sees it: the request, the Worker's ``env`` (bindings and
-    variables), its ``ctx`` (``waitUntil``) and the path parameters."""
+    variables), its ``ctx`` (``waitUntil``) and the path parameters. ``answer_headers``: headers
+    every answer to this request carries, errors included (a limited client's ``X-RateLimit-*``),
+    set by the auth step and added by ``entry``."""
 
     request: IncomingRequest
     env: Any
     ctx: Any
     params: dict[str, str]
+    answer_headers: dict[str, str] = field(default_factory=dict)

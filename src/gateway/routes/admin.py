@@ -70,7 +70,7 @@ _NULLABLE = {"timeout_ms", "api_key"}
 async def admin_config(call: Call) -> Config:
     """The configuration, once the caller proved to be the admin."""
     config = await isolate.load_config(call.env)
-    require_admin(call.request, config)
+    await require_admin(call, config)
     return config
 
 
@@ -319,8 +319,11 @@ async def put_settings(call: Call) -> JsResponse:
                 f"The setting '{setting.key}' is given twice (as {setting.key} and {setting.env}).",
                 param=name,
             )
-        parsed[setting.key] = None if value is None else setting.accept(value)
-        if value is not None and parsed[setting.key] is None:
+        if value is None:
+            parsed[setting.key] = 0 if setting.null_is_off else None
+            continue
+        parsed[setting.key] = setting.accept(value)
+        if parsed[setting.key] is None:
             raise InvalidRequestError(f"Invalid value for '{name}': {setting.refusal(value)}.", param=name)
     for key, value in parsed.items():
         if value is None:

@@ -16,7 +16,7 @@ __all__ = ["count_tokens", "messages"]
 @speaks(anthropic.render_error)
 async def messages(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
-    caller = require_api(call.request, config)
+    caller = await require_api(call, config)
     chat = anthropic.to_chat(await read_object(call, config))
     stream = chat.get("stream") is True
     plan = Plan(chat, stream, anthropic.from_chat, anthropic.AnthropicStream, anthropic.render_error)
@@ -26,5 +26,5 @@ async def messages(call: Call) -> JsResponse:
 @speaks(anthropic.render_error)
 async def count_tokens(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
-    require_api(call.request, config)
+    await require_api(call, config)
     return json_response(anthropic.count_tokens(await read_object(call, config)))

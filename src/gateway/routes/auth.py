@@ -1,5 +1,5 @@
 """Who may call what (SPEC §2.1, §8.2, §14): the API token or a named client's token on /v1,
-the admin token on /api/admin.
+the admin token on /api/admin, each behind the rate limits and the failed-auth lock.
 
 - Neither token is ever accepted where the other is expected, even if both were set to the same
   value; a client token is never accepted on /api/admin.
@@ -7,8 +7,11 @@ the admin token on /api/admin.
   or deleted client is refused like a wrong token.
 - A surface whose token is not set, a placeholder or too short (``core.credentials``) is not
   served at all: 503 naming what to set, whatever the caller presented.
+- Limits (``routes/limits.py``): an IP the isolate knows to be locked out is refused before any
+  token is compared; a failed check is counted; an admitted caller is counted and checked against
+  the lock. They fail open; tokens, revocation and model lists never do.
 - A /v1 request that already passed through this gateway, or through too many gateways, is
-  refused with 508 (``core.hop``), once the caller proved to hold the API token.
+  refused with 508 (``core.hop``), once the caller proved to hold a token.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from gateway.core.credentials import MIN_TOKEN_LENGTH, token_problem
 from gateway.core.hop import loop_refusal, read_hops
 from gateway.core.tokens import presented_token, token_matches
 from gateway.errors import AuthenticationError, LoopDetectedError, TokenNotConfiguredError
-from gateway.shell.http import IncomingRequest
+from gateway.routes import Call
+from gateway.routes.limits import Limits
 from gateway.wire.headers import HOP, TOKEN_HEADERS
 
 __all__ = ["require_admin", "require_api"]
@@ -41,23 +45,29 @@ def _require_usable(config: Config, token: str | None, variable: str, row: str) 
     )
 
 
-def require_api(request: IncomingRequest, config: Config, *, query_key: bool = False) -> Caller:
+async def require_api(call: Call, config: Config, *, query_key: bool = False) -> Caller:
     """Who called: the request's hop list (``X-Fllmapi-Hop``) and the named client (None for the
-    API token), once the caller proved to hold the API token or an enabled client's token and the
-    request is not looping. ``query_key``: the token may also come in ``?key=`` (Gemini clients,
-    SPEC §12). Raises ``TokenNotConfiguredError`` (503), ``AuthenticationError`` (401) or
-    ``LoopDetectedError`` (508)."""
+    API token), once the caller proved to hold the API token or an enabled client's token, was
+    admitted by the limits and the request is not looping; a limited client's ``X-RateLimit-*``
+    go into ``call.answer_headers``. ``query_key``: the token may also come in ``?key=`` (Gemini
+    clients, SPEC §12). Raises ``TokenNotConfiguredError`` (503), ``RateLimitedError`` (429),
+    ``AuthenticationError`` (401) or ``LoopDetectedError`` (508)."""
     _require_usable(config, config.api_token, "API_TOKEN", "api_token")
+    request = call.request
+    limits = Limits(call, config)
+    limits.refuse_if_locked()
     token = presented_token(request.header, TOKEN_HEADERS)
     if token is None and query_key:
         token = request.query_param("key")
-    if token_matches(token, config.admin_token):
-        raise AuthenticationError()
     client = None
-    if not token_matches(token, config.api_token):
+    valid = not token_matches(token, config.admin_token)
+    if valid and not token_matches(token, config.api_token):
         client = find_client(config.clients, token)
-        if client is None:
-            raise AuthenticationError()
+        valid = client is not None
+    if not valid:
+        await limits.failed(api=True)
+        raise AuthenticationError()
+    call.answer_headers.update(await limits.admit(client, api=True))
     hops = read_hops(request.header(HOP))
     refusal = loop_refusal(hops, config.deployment_id)
     if refusal is not None:
@@ -65,13 +75,18 @@ def require_api(request: IncomingRequest, config: Config, *, query_key: bool = F
     return Caller(hops, client)
 
 
-def require_admin(request: IncomingRequest, config: Config) -> None:
-    """Raises ``TokenNotConfiguredError`` (503) or ``AuthenticationError`` (401)."""
+async def require_admin(call: Call, config: Config) -> None:
+    """Raises ``TokenNotConfiguredError`` (503), ``RateLimitedError`` (429, the failed-auth lock)
+    or ``AuthenticationError`` (401)."""
     _require_usable(config, config.admin_token, "ADMIN_TOKEN", "admin_token")
-    token = presented_token(request.header, ("authorization",))
+    limits = Limits(call, config)
+    limits.refuse_if_locked()
+    token = presented_token(call.request.header, ("authorization",))
     if (
         not token_matches(token, config.admin_token)
         or token_matches(token, config.api_token)
         or find_client(config.clients, token) is not None
     ):
+        await limits.failed(api=False)
         raise AuthenticationError("Invalid admin token", code="invalid_admin_token")
+    await limits.admit(None, api=False)

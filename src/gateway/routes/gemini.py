@@ -26,7 +26,7 @@ __all__ = ["count_tokens", "generate_content", "get_model", "list_models", "stre
 
 async def _authorized(call: Call) -> tuple[Config, Caller]:
     config = await isolate.load_config(call.env)
-    return config, require_api(call.request, config, query_key=True)
+    return config, await require_api(call, config, query_key=True)
 
 
 @speaks(gemini.render_error)

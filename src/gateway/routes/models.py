@@ -46,7 +46,7 @@ def _error_shape(call: Call) -> ErrorRenderer | None:
 @speaks_as(_error_shape)
 async def list_models(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
-    caller = require_api(call.request, config, query_key=True)
+    caller = await require_api(call, config, query_key=True)
     catalog, created = _catalog(config, caller), isolate.now_ms() // 1000
     match _shape(call.request):
         case "anthropic":
@@ -60,7 +60,7 @@ async def list_models(call: Call) -> JsResponse:
 @speaks_as(_error_shape)
 async def get_model(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
-    caller = require_api(call.request, config, query_key=True)
+    caller = await require_api(call, config, query_key=True)
     model, created = call.params["model"], isolate.now_ms() // 1000
     shape = _shape(call.request)
     if shape == "gemini":

@@ -27,14 +27,14 @@ async def version(call: Call) -> JsResponse:
 @speaks(ollama.render_error)
 async def tags(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
-    caller = require_api(call.request, config)
+    caller = await require_api(call, config)
     return json_response(ollama.tags_body([model for model, _ in caller_catalog(config, caller)]))
 
 
 @speaks(ollama.render_error)
 async def show(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
-    caller = require_api(call.request, config)
+    caller = await require_api(call, config)
     model = ollama.show_model(await read_object(call, config))
     if model not in {m for m, _ in caller_catalog(config, caller)}:
         raise NotFoundError(f"model '{model}' not found", code="model_not_found")
@@ -43,7 +43,7 @@ async def show(call: Call) -> JsResponse:
 
 async def _run(call: Call, mode: str) -> JsResponse:
     config = await isolate.load_config(call.env)
-    caller = require_api(call.request, config)
+    caller = await require_api(call, config)
     data = await read_object(call, config)
     chat = ollama.chat_to_chat(data) if mode == "chat" else ollama.generate_to_chat(data)
     created_at = iso_utc(isolate.now_ms() / 1000)

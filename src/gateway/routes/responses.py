@@ -17,7 +17,7 @@ __all__ = ["create_response"]
 @speaks(None)  # OpenAI's own API: the gateway's error body as /v1/chat/completions sends it
 async def create_response(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
-    caller = require_api(call.request, config)
+    caller = await require_api(call, config)
     body = await read_object(call, config)
     chat = responses.to_chat(body)
     # Functions taken out of a namespace tool go back to the caller under their namespace.

@@ -8,8 +8,13 @@ RETRY_AFTER = "Retry-After"
 # The loop guard's mark on every upstream request: the deployments it passed through (core/hop.py).
 HOP = "X-Fllmapi-Hop"
 
+# The caller's address, set by Cloudflare's edge (a caller cannot set it): the rate limits' IP.
+CONNECTING_IP = "CF-Connecting-IP"
+# A rate-limited client's window (SPEC §14, ``core/limits.py``).
+RATE_LIMIT = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
+
 # Where clients put the API token, in the order they are read: OpenAI, Anthropic, Gemini clients.
 TOKEN_HEADERS = ("authorization", "x-api-key", "x-goog-api-key")
 
 # Headers a browser client may read from a cross-origin answer.
-EXPOSED = (ROUTED_VIA, FALLBACK_FROM, FALLBACK_ATTEMPTS, FALLBACK_TRAIL, RETRY_AFTER)
+EXPOSED = (ROUTED_VIA, FALLBACK_FROM, FALLBACK_ATTEMPTS, FALLBACK_TRAIL, RETRY_AFTER, *RATE_LIMIT)
