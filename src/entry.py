@@ -10,6 +10,7 @@ import inspect
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from workers import Request, WorkerEntrypoint
 
@@ -26,6 +27,7 @@ from gateway.routes import (
     gemini,
     models,
     ollama,
+    openrouter,
     page,
     platforms,
     responses,
@@ -79,6 +81,7 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", "/api/admin/status", cooldowns.status),
     ("POST", "/api/admin/cooldowns/clear", cooldowns.clear_cooldowns),
     ("POST", "/api/admin/cooldowns/verify", cooldowns.verify_cooldowns),
+    ("GET", "/api/admin/openrouter", openrouter.status),
     ("GET", "/api/admin/platforms", platforms.list_platforms),
     ("POST", "/api/admin/models/fetch", platforms.fetch_models),
 ]
@@ -123,14 +126,24 @@ class Default(WorkerEntrypoint):
         incoming = IncomingRequest(request)
         if incoming.method == "OPTIONS":
             return preflight_response(incoming.header("access-control-request-headers"))
+        call = None
         try:
             handler, params = match(incoming.method, incoming.path)
-            response = await handler(Call(incoming, self.env, self.ctx, params))
+            call = Call(incoming, self.env, self.ctx, params)
+            response = await handler(call)
         except Exception as exc:  # noqa: BLE001 - the one place errors become answers
             response = error_response(exc)
+        if call is not None and call.answer_headers:
+            add_headers(response, call.answer_headers)
         if f"{incoming.path}/".startswith(_ADMIN_PREFIX):
             add_headers(response, PRIVATE_HEADERS)  # errors included: SPEC §14, "admin answers"
         return response
+
+    async def scheduled(self, controller: Any, env: Any, ctx: Any) -> None:
+        """The Cron Trigger (``triggers.crons`` in wrangler.jsonc): OpenRouter pinning's refresh
+        (SPEC §15). ``env`` is a converted copy (PLATFORM-NOTES §2.1): ``self.env`` is used."""
+        refreshed = await openrouter.refresh_candidates(self.env)
+        logger.info("cron %s: %d OpenRouter model(s) re-scored", controller.cron, refreshed)
 
 
 # workerd calls ``fetch`` through ``pyodide.code.relaxed_call``, which asks ``inspect.signature``

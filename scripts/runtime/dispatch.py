@@ -26,6 +26,13 @@ async def dispatch(ctx, env, request):
     return python_to_rpc(response)
 
 
+async def scheduled(ctx, env, controller):
+    """A Cron Trigger's event: workerd calls ``scheduled`` non-relaxed, each argument through
+    ``python_from_rpc`` (PLATFORM-NOTES §2.1)."""
+    instance = _entrypoint(ctx, env)
+    await instance.scheduled(python_from_rpc(controller), python_from_rpc(env), python_from_rpc(ctx))
+
+
 # The Worker's secrets, as the local runtime passes them in ``env``.
 _CREDENTIALS = ("ADMIN_TOKEN", "API_TOKEN", "ENCRYPTION_KEY")
 

@@ -110,6 +110,11 @@ async function readBody(req) {
 async function toWebRequest(req, origin) {
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  // As Miniflare's entry worker does for `wrangler dev`: the peer's address unless the request
+  // names one (Cloudflare's edge always sets it in production; tests name callers this way).
+  if (!headers.has("cf-connecting-ip") && req.socket.remoteAddress) {
+    headers.set("CF-Connecting-IP", req.socket.remoteAddress.replace(/^::ffff:/, ""));
+  }
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
   return new Request(origin + req.url, { method: req.method, headers, body: hasBody ? await readBody(req) : undefined });
 }
@@ -167,6 +172,23 @@ function installTestClock() {
   };
 }
 
+// As `wrangler dev` does: `GET /cdn-cgi/handler/scheduled?cron=<expression>[&time=<ms>]` fires the
+// Worker's `scheduled` handler (a Cron Trigger) and answers once it finished.
+const SCHEDULED_PATH = "/cdn-cgi/handler/scheduled";
+
+async function runScheduled(scheduled, ctx, env, req, res) {
+  const query = new URL(req.url, "http://localhost").searchParams;
+  const controller = {
+    type: "scheduled",
+    cron: query.get("cron") ?? "",
+    scheduledTime: Number(query.get("time")) || Date.now(),
+    noRetry() {},
+  };
+  await scheduled(ctx, env, controller);
+  res.writeHead(200, { "content-type": "text/plain" });
+  res.end("Ran scheduled event");
+}
+
 const USAGE = "usage: scripts/dev [--port N] [--persist-to DIR] [--env-file FILE]";
 
 /** The command line, checked: a wrong flag or port is a StartError, not a stack trace. */
@@ -215,7 +237,7 @@ async function listen(server, host, port) {
 }
 
 /**
- * The HTTP server: each request waits for `worker` (the loaded Worker's dispatch function), runs
+ * The HTTP server: each request waits for `worker` (the loaded Worker: `dispatch` and `scheduled`), runs
  * it with `env` and a `ctx` whose waitUntil promises are kept in `pending`, and is logged.
  */
 function createServer({ worker, env, pending, origin }) {
@@ -233,7 +255,8 @@ function createServer({ worker, env, pending, origin }) {
       passThroughOnException() {},
     };
     try {
-      const dispatch = await worker;
+      const { dispatch, scheduled } = await worker;
+      if (req.url.startsWith(SCHEDULED_PATH)) return await runScheduled(scheduled, ctx, env, req, res);
       const request = await toWebRequest(req, `http://${req.headers.host ?? origin}`);
       const response = await dispatch(ctx, env, request);
       entry.routing = routingOf(response.headers);
@@ -288,7 +311,7 @@ async function main() {
 
   // The database (migrations, then Miniflare) and Python start side by side; the binding joins
   // `env` before the first request is let through.
-  const [d1, { dispatch }] = await Promise.all([
+  const [d1, { dispatch, scheduled }] = await Promise.all([
     applyMigrations(binding.database_name, persistTo).then(() =>
       openD1({ persistTo, databaseId: binding.database_id, trace }),
     ),
@@ -300,7 +323,7 @@ async function main() {
     }),
   ]);
   env[binding.binding] = d1.db;
-  workerLoaded(dispatch);
+  workerLoaded({ dispatch, scheduled });
   console.log(`Ready on http://${values.host}:${server.address().port}`);
 
   let stopping = false;

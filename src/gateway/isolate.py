@@ -15,7 +15,9 @@ from typing import Any
 
 from gateway.core.config import SETTINGS, Config, ConfigCache, build_config
 from gateway.core.hop import DEPLOYMENT_ID_KEY
+from gateway.core.limits import LimitMemory
 from gateway.core.loop import Clock
+from gateway.core.pinbook import PinBook
 from gateway.core.state import RouterState
 from gateway.shell import d1
 
@@ -29,6 +31,8 @@ _ENV_NAMES = (*(s.env for s in SETTINGS), "API_TOKEN", "ADMIN_TOKEN", "ENCRYPTIO
 class Isolate:
     configs: ConfigCache = field(default_factory=ConfigCache)
     router: RouterState = field(default_factory=RouterState)  # cooldowns and speed memory
+    limits: LimitMemory = field(default_factory=LimitMemory)  # what it knows of rate windows
+    pins: PinBook = field(default_factory=PinBook)  # OpenRouter pins (SPEC §15)
 
 
 _current: Isolate | None = None
@@ -85,7 +89,8 @@ async def load_config(env: Any) -> Config:
     config = state.configs.get(now)
     if config is None:
         generation = state.configs.generation
-        providers, rows, clients = await d1.load_config_rows(env.DB)
+        providers, rows, clients, pins = await d1.load_config_rows(env.DB)
+        state.pins.merge_stored(pins)
         rows[DEPLOYMENT_ID_KEY] = await _deployment_id(env.DB, rows)
         config = build_config(providers, rows, _env_values(env), now, clients)
         state.configs.put(config, generation)

@@ -7,9 +7,10 @@ Rules (SPEC §2.3, §5.2, §7):
 - For each setting the D1 row wins over the env var, which wins over the default; a value that is
   not valid is skipped so the next source applies. Numbers out of a clamped range are clamped
   when read; the admin API refuses them instead (``Setting.accept``).
-- Two kinds of setting share one interface (``read`` stored text, ``accept`` an admin API value,
-  ``refusal``, ``to_json``, ``to_row``): integers (``Setting``) and the model alias table
-  (``AliasesSetting``, a JSON object; ``core/aliases.py``), compiled here, once per snapshot.
+- Three kinds of setting share one interface (``read`` stored text, ``accept`` an admin API value,
+  ``refusal``, ``to_json``, ``to_row``): integers (``Setting``), the model alias table
+  (``AliasesSetting``, a JSON object; ``core/aliases.py``), compiled here, once per snapshot, and
+  an origin (``OriginSetting``: where OpenRouter's endpoints API is, SPEC §15).
 - A setting has two names: its D1 key (``stream_stall_ms``) and its env var (``STREAM_STALL_MS``);
   the admin API takes either (``SETTINGS_BY_NAME``).
 - Tokens: the ``api_token``/``admin_token`` rows win over the ``API_TOKEN``/``ADMIN_TOKEN`` secrets.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -33,6 +35,8 @@ from gateway.core.keyring import KeyMemo
 
 __all__ = [
     "AliasesSetting",
+    "DEFAULT_OPENROUTER_ORIGIN",
+    "OriginSetting",
     "AnySetting",
     "Config",
     "ConfigCache",
@@ -47,6 +51,7 @@ __all__ = [
     "SettingValue",
     "TOKEN_KEYS",
     "build_config",
+    "origin_of",
     "parse_setting",
     "resolve_settings",
 ]
@@ -113,7 +118,8 @@ class Setting:
     """A user-overridable integer: D1 row ``key``, env var ``env``, ``default``.
 
     ``clamp`` bounds the value (out-of-range numbers are clamped, not rejected); without it, any
-    integer ``>= minimum`` is valid.
+    integer ``>= minimum`` is valid. ``null_is_off``: a limit that 0 turns off, which an admin
+    API ``null`` turns off too (SPEC §14) instead of restoring the env var or the default.
     """
 
     key: str
@@ -121,6 +127,7 @@ class Setting:
     default: int
     minimum: int = 0
     clamp: tuple[int, int] | None = None
+    null_is_off: bool = False
 
     @property
     def expected(self) -> str:
@@ -156,6 +163,7 @@ class AliasesSetting:
     key: str
     env: str
     default: Aliases = NO_ALIASES
+    null_is_off = False
 
     def read(self, raw: object) -> Aliases | None:
         if not isinstance(raw, str):
@@ -181,7 +189,53 @@ class AliasesSetting:
         return json.dumps(value.as_json(), ensure_ascii=False, separators=(",", ":"))
 
 
-AnySetting = Setting | AliasesSetting
+# Where OpenRouter's endpoints API lives (SPEC §15); a setting, so tests point it at a fake.
+DEFAULT_OPENROUTER_ORIGIN = "https://openrouter.ai"
+
+
+def origin_of(value: object) -> str | None:
+    """``value`` as an origin (``scheme://host[:port]``, lower-cased host), or None unless it is
+    an http(s) URL with a host and nothing else (no credentials, path, query or fragment)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        url = urlsplit(value.strip())
+        url.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        return None
+    if url.scheme not in ("http", "https") or not url.hostname or "@" in url.netloc:
+        return None
+    if url.path not in ("", "/") or url.query or url.fragment:
+        return None
+    return f"{url.scheme}://{url.netloc.lower()}"
+
+
+@dataclass(frozen=True, slots=True)
+class OriginSetting:
+    """An origin (``origin_of``), stored and given as its text."""
+
+    key: str
+    env: str
+    default: str = DEFAULT_OPENROUTER_ORIGIN
+    null_is_off = False
+
+    def read(self, raw: object) -> str | None:
+        return origin_of(raw)
+
+    def accept(self, value: object) -> str | None:
+        return origin_of(value)
+
+    def refusal(self, value: object) -> str:
+        return "an origin such as https://openrouter.ai (scheme and host, no path) is expected"
+
+    def to_json(self, value: str) -> str:
+        return value
+
+    def to_row(self, value: str) -> str:
+        return value
+
+
+AnySetting = Setting | AliasesSetting | OriginSetting
 
 
 SETTINGS: tuple[AnySetting, ...] = (
@@ -205,6 +259,19 @@ SETTINGS: tuple[AnySetting, ...] = (
     ),
     Setting("max_body_bytes", "MAX_BODY_BYTES", rules.DEFAULT_MAX_BODY_BYTES, minimum=1),
     AliasesSetting("model_aliases", "MODEL_ALIASES"),
+    # Rate limits (SPEC §14, ``core/limits.py``): requests (or failed token checks) per minute; 0 is off.
+    Setting("default_client_rpm", "DEFAULT_CLIENT_RPM", 0, null_is_off=True),
+    Setting("ip_rpm", "IP_RPM", 0, null_is_off=True),
+    Setting("auth_fail_limit", "AUTH_FAIL_LIMIT", rules.DEFAULT_AUTH_FAIL_LIMIT, null_is_off=True),
+    # OpenRouter pinning (SPEC §15, ``core/pinning.py``): 1 on, 0 off.
+    Setting("openrouter_pinning", "OPENROUTER_PINNING", 1, clamp=(0, 1)),
+    Setting(
+        "openrouter_lock_idle_ms",
+        "OPENROUTER_LOCK_IDLE_MS",
+        rules.DEFAULT_OPENROUTER_LOCK_IDLE_MS,
+        clamp=(rules.MINUTE_MS, rules.DAY_MS),
+    ),
+    OriginSetting("openrouter_origin", "OPENROUTER_ORIGIN"),
 )
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
 # Both names of every setting: the D1 key and the env var.
@@ -236,9 +303,10 @@ def parse_setting(setting: Setting, raw: object, *, clamp: bool = True) -> int |
 
 @dataclass(frozen=True, slots=True)
 class SettingValue:
-    """The effective value (``int``, or ``Aliases`` for ``model_aliases``) and where it came from."""
+    """The effective value (``int``; ``Aliases`` for ``model_aliases``; ``str`` for an origin) and
+    where it came from."""
 
-    value: int | Aliases
+    value: int | Aliases | str
     source: Source
 
 
@@ -252,6 +320,12 @@ class Settings:
     stream_stall_ms: int = rules.DEFAULT_STREAM_STALL_MS
     max_body_bytes: int = rules.DEFAULT_MAX_BODY_BYTES
     model_aliases: Aliases = NO_ALIASES
+    default_client_rpm: int = 0
+    ip_rpm: int = 0
+    auth_fail_limit: int = rules.DEFAULT_AUTH_FAIL_LIMIT
+    openrouter_pinning: int = 1
+    openrouter_lock_idle_ms: int = rules.DEFAULT_OPENROUTER_LOCK_IDLE_MS
+    openrouter_origin: str = DEFAULT_OPENROUTER_ORIGIN
 
 
 def resolve_settings(

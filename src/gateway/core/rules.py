@@ -111,6 +111,18 @@ RETRY_DELAY_MAX_DEPTH = 6
 # even when none of them is this one: it bounds a chain of gateways whose marks cannot be compared.
 MAX_HOPS = 4
 
+# --- Rate limits (SPEC §14, ``core/limits.py``) ---
+# Every limit counts requests in fixed windows of this length (UTC minutes).
+RATE_WINDOW_MS = MINUTE_MS
+DEFAULT_AUTH_FAIL_LIMIT = 10
+# An IP found not locked out is trusted this long by the isolate that checked, before it asks D1
+# again: with only the failed-auth limit on, a warm request makes no D1 query. A lock another
+# isolate set reaches this one's valid-token callers within this time; a wrong token is always
+# counted in D1 at once, so a guesser gains nothing from it.
+AUTH_LOCK_RECHECK_MS = 10 * SECOND_MS
+# What an isolate remembers of windows (refused keys, open IPs) before it drops expired entries.
+RATE_MEMORY_MAX_ENTRIES = 10_000
+
 # --- Half-open probes (SPEC §5.3, §5.4) ---
 PROBE_TIMEOUT_MS = 5 * SECOND_MS
 # A probe still marked in flight this long after it began was abandoned (its request went away).

@@ -44,10 +44,10 @@ def _caller_error(result: CallerError) -> JsResponse:
 
 async def chat_completions(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
-    caller = require_api(call.request, config)
+    caller = await require_api(call, config)
     raw, data = await read_json(call.request, config.settings.max_body_bytes)
     chat = validate(ChatRequest, data)
-    result = await route(config, ChatBody(raw, data), chat.model, chat.streaming, caller)
+    result = await route(call, config, ChatBody(raw, data), chat.model, chat.streaming, caller)
     if isinstance(result, Served):
         return _served(call, result, config.settings.stream_stall_ms)
     if isinstance(result, CallerError):

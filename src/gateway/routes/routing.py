@@ -11,6 +11,7 @@ nothing served. What a surface does with a ``Served`` answer is its own business
 from __future__ import annotations
 
 from gateway import isolate
+from gateway.core import rules
 from gateway.core.aliases import resolve_alias
 from gateway.core.attempt import Candidate
 from gateway.core.chain import build_chain, is_auto, model_catalog
@@ -20,7 +21,9 @@ from gateway.core.loop import run_loop
 from gateway.core.outcome import Exhausted, LoopResult, Served
 from gateway.core.trail import Trail, attempts_header, header_safe, trail_header
 from gateway.errors import PermissionDeniedError, RoutingError
-from gateway.upstream.openai import ChatBody, OpenAIUpstream
+from gateway.routes import Call
+from gateway.upstream.openai import ChatBody
+from gateway.upstream.openrouter import PinnedUpstream
 from gateway.wire import headers as h
 from gateway.wire.cooldowns import cooldown_json
 
@@ -28,12 +31,14 @@ __all__ = ["caller_catalog", "exhausted_error", "route", "routed_via", "routing_
 
 
 async def route(
-    config: Config, body: ChatBody, model: str | None, stream: bool, caller: Caller = Caller()
+    call: Call, config: Config, body: ChatBody, model: str | None, stream: bool, caller: Caller = Caller()
 ) -> LoopResult:
     """The fallback loop's result for ``body`` asking for ``model`` (None or ``auto``: any), or
     for the target of the first model alias that matches it; ``caller``: what ``require_api``
     returned (the loop guard's mark is forwarded upstream; a named client's allow-list limits the
-    chain). Raises ``PermissionDeniedError`` (403) for a model outside the allow-list."""
+    chain). OpenRouter candidates are pinned (SPEC §15, ``upstream/openrouter.py``), writing to
+    ``call``'s D1 in its ``waitUntil``. Raises ``PermissionDeniedError`` (403) for a model outside
+    the allow-list."""
     state = isolate.current().router
     model = resolve_alias(config.settings.model_aliases, model) or model
     if model_refused(caller.models, model, is_auto(model)):
@@ -43,8 +48,10 @@ async def route(
             param="model",
         )
     providers = restrict_providers(config.enabled_providers, caller.models)
-    chain = build_chain(providers, model, state, isolate.now_ms())
-    attempt = OpenAIUpstream(config, body, stream, caller.hops)
+    now_ms = isolate.now_ms()
+    chain = build_chain(providers, model, state, now_ms)
+    deadline_ms = now_ms + rules.TOTAL_BUDGET_MS
+    attempt = PinnedUpstream(config, body, stream, caller.hops, call.env.DB, call.ctx, deadline_ms)
     return await run_loop(chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK)
 
 

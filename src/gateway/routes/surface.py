@@ -122,7 +122,7 @@ async def serve(call: Call, config: Config, plan: Plan, caller: Caller) -> JsRes
     what ``require_api`` returned."""
     chat = validate(ChatRequest, plan.chat)
     body = ChatBody(compact(plan.chat).encode(), plan.chat)
-    result = await route(config, body, chat.model, plan.stream, caller)
+    result = await route(call, config, body, chat.model, plan.stream, caller)
     if isinstance(result, Served):
         headers = routing_headers(result)
         if isinstance(result.handle, OpenedStream):

@@ -4,8 +4,9 @@
 dicts. A D1 failure becomes ``StorageError``; a duplicate provider name becomes ``ConflictError``.
 A provider's keys are ``provider_keys`` rows (``migrations/0002_provider_keys.sql``), read with
 the providers in the same batch and written with them in one batch (a batch is a transaction).
-Named clients (``migrations/0003_clients.sql``) are read in that batch too; a duplicate client
-name becomes ``ConflictError``.
+Named clients (``migrations/0003_clients.sql``) and OpenRouter pins (``0005``) are read in that
+batch too; a duplicate client name becomes ``ConflictError``. Rate windows (``0004``) are counted
+by the limiter in a batch of their own.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from pyodide.ffi import JsException
 
 from gateway.core.clients import Client
 from gateway.core.config import Provider, ProviderKey, SealedKey
+from gateway.core.pinning import Pin, Ranked
 from gateway.errors import ConflictError, StorageError
 
 __all__ = [
     "CLIENT_COLUMNS",
     "PROVIDER_COLUMNS",
     "claim_setting",
+    "count_windows",
     "delete_client",
     "insert_client",
     "load_clients",
@@ -35,6 +38,10 @@ __all__ = [
     "insert_key",
     "insert_provider",
     "load_config_rows",
+    "load_pins",
+    "renew_pin",
+    "save_candidates",
+    "save_pin",
     "load_providers",
     "load_settings",
     "put_setting",
@@ -138,22 +145,25 @@ async def load_providers(db: Any) -> list[Provider]:
     return _providers(providers["results"], keys["results"])
 
 
-async def load_config_rows(db: Any) -> tuple[list[Provider], dict[str, str], list[Client]]:
-    """Providers (with their keys), settings rows and clients in one D1 round trip."""
+async def load_config_rows(db: Any) -> tuple[list[Provider], dict[str, str], list[Client], list[Pin]]:
+    """Providers (with their keys), settings rows, clients and OpenRouter pins in one D1 round
+    trip."""
     statements = [
         db.prepare(_SELECT_PROVIDERS),
         db.prepare(_SELECT_KEYS),
         db.prepare(_SELECT_SETTINGS),
         db.prepare(_SELECT_CLIENTS),
+        db.prepare(_SELECT_PINS),
     ]
     try:
-        providers, keys, settings, clients = await db.batch(statements)
+        providers, keys, settings, clients, pins = await db.batch(statements)
     except JsException as exc:
         raise StorageError("D1 failed to read the configuration.") from exc
     return (
         _providers(providers["results"], keys["results"]),
         {row["key"]: row["value"] for row in settings["results"]},
         [_client(row) for row in clients["results"]],
+        [_pin(row) for row in pins["results"]],
     )
 
 
@@ -375,3 +385,108 @@ async def claim_setting(db: Any, key: str, value: str) -> str:
 
 async def delete_setting(db: Any, key: str) -> None:
     await _run("delete a setting", db.prepare("DELETE FROM settings WHERE key = ?").bind(key))
+
+
+# --- Rate windows (SPEC §14, ``core/limits.py``; ``migrations/0004_rate_windows.sql``) ---------
+
+# Count one request in the key's window unless it is at its limit (?3); a row of an older window
+# starts again at 1. RETURNING yields the new count, or no row when the limit refused the update.
+_COUNT_WINDOW = (
+    "INSERT INTO rate_windows (key, window_start, count) VALUES (?1, ?2, 1) "
+    "ON CONFLICT (key) DO UPDATE SET "
+    "count = CASE WHEN window_start = excluded.window_start THEN count + 1 ELSE 1 END, "
+    "window_start = excluded.window_start "
+    "WHERE window_start <> excluded.window_start OR count < ?3 "
+    "RETURNING count"
+)
+_READ_WINDOW = "SELECT count FROM rate_windows WHERE key = ?1 AND window_start = ?2"
+_SWEEP_WINDOWS = "DELETE FROM rate_windows WHERE window_start < ?1"
+
+
+async def count_windows(
+    db: Any, start: int, reads: Sequence[str], counts: Sequence[tuple[str, int]], *, sweep: bool = False
+) -> tuple[list[int], list[int | None]]:
+    """One round trip (a batch is one transaction, so counts are exact across isolates): the
+    counts of the keys ``reads`` in the window beginning at ``start`` (0 when none), then each
+    ``(key, limit)`` of ``counts`` counted unless at its limit — the new count, or None when
+    refused. ``sweep`` also deletes the rows of windows that ended."""
+    statements = [db.prepare(_READ_WINDOW).bind(key, start) for key in reads]
+    statements += [db.prepare(_COUNT_WINDOW).bind(key, start, limit) for key, limit in counts]
+    if sweep:
+        statements.append(db.prepare(_SWEEP_WINDOWS).bind(start))
+    results = await _batch("count requests", db, statements)
+    rows = [r["results"] for r in results[: len(reads) + len(counts)]]
+    read = [int(r[0]["count"]) if r else 0 for r in rows[: len(reads)]]
+    counted = [int(r[0]["count"]) if r else None for r in rows[len(reads) :]]
+    return read, counted
+
+
+# --- OpenRouter pins (SPEC §15, ``core/pinning.py``; ``migrations/0005_openrouter_pins.sql``) -----
+
+_SELECT_PINS = "SELECT * FROM openrouter_pins ORDER BY model"
+_PIN_COLUMNS = "model, candidates, refreshed_at, lock_slug, lock_until, failures, switches, cooled"
+_SAVE_PIN = (
+    f"INSERT INTO openrouter_pins ({_PIN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (model) DO UPDATE SET candidates = excluded.candidates, "
+    "refreshed_at = excluded.refreshed_at, lock_slug = excluded.lock_slug, "
+    "lock_until = excluded.lock_until, failures = excluded.failures, switches = excluded.switches, "
+    "cooled = excluded.cooled"
+)
+# A renewal only extends the lock it renews: another isolate may have moved it meanwhile.
+_RENEW_PIN = "UPDATE openrouter_pins SET lock_until = ?, failures = ? WHERE model = ? AND lock_slug = ?"
+_SAVE_CANDIDATES = (
+    "INSERT INTO openrouter_pins (model, candidates, refreshed_at) VALUES (?, ?, ?) "
+    "ON CONFLICT (model) DO UPDATE SET candidates = excluded.candidates, refreshed_at = excluded.refreshed_at"
+)
+
+
+def _json_or(text: Any, default: Any) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return default
+
+
+def _pin(row: Mapping[str, Any]) -> Pin:
+    """A row as a ``Pin``; parts edited by hand into something else are dropped, not fatal."""
+    listed = _json_or(row["candidates"], [])
+    ranked = tuple(r for r in map(Ranked.from_json, listed if isinstance(listed, list) else []) if r is not None)
+    cooled = _json_or(row["cooled"], {})
+    return Pin(
+        model=row["model"],
+        candidates=ranked,
+        refreshed_at_ms=None if row["refreshed_at"] is None else int(row["refreshed_at"]),
+        lock_slug=row["lock_slug"],
+        lock_until_ms=None if row["lock_until"] is None else int(row["lock_until"]),
+        failures=int(row["failures"]),
+        switches=int(row["switches"]),
+        cooled={s: int(t) for s, t in cooled.items() if isinstance(t, int)} if isinstance(cooled, dict) else {},
+    )
+
+
+def _candidates_text(pin: Pin) -> str:
+    return json.dumps([c.as_json() for c in pin.candidates], separators=(",", ":"))
+
+
+async def load_pins(db: Any) -> list[Pin]:
+    return [_pin(row) for row in (await _run("read the OpenRouter pins", db.prepare(_SELECT_PINS), "all"))["results"]]
+
+
+async def save_pin(db: Any, pin: Pin) -> None:
+    """The whole row (a lock taken or moved, a first scoring)."""
+    values = (
+        pin.model, _candidates_text(pin), pin.refreshed_at_ms, pin.lock_slug, pin.lock_until_ms,
+        pin.failures, pin.switches, json.dumps(dict(pin.cooled), separators=(",", ":")),
+    )
+    await _run("save an OpenRouter pin", db.prepare(_SAVE_PIN).bind(*values))
+
+
+async def renew_pin(db: Any, pin: Pin) -> None:
+    values = (pin.lock_until_ms, pin.failures, pin.model, pin.lock_slug)
+    await _run("renew an OpenRouter pin", db.prepare(_RENEW_PIN).bind(*values))
+
+
+async def save_candidates(db: Any, pin: Pin) -> None:
+    """Only the candidates (the cron): never the lock."""
+    values = (pin.model, _candidates_text(pin), pin.refreshed_at_ms)
+    await _run("save OpenRouter candidates", db.prepare(_SAVE_CANDIDATES).bind(*values))

@@ -42,6 +42,18 @@ class ChatBody:
             return self.raw
         return json.dumps({**self.data, "model": model}, separators=(",", ":"), ensure_ascii=False)
 
+    def with_provider(self, model: str, provider: dict[str, Any]) -> bytes | str:
+        """The body for ``model`` with OpenRouter's ``provider`` routing object (SPEC §15; only
+        for a body without one). For the caller's own model it is spliced into ``raw`` after the
+        opening brace, so the rest of a long conversation is forwarded as it came, not re-encoded."""
+        if self.data.get("model") != model:
+            body = {**self.data, "model": model, "provider": provider}
+            return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+        member = b'"provider":' + json.dumps(provider, separators=(",", ":")).encode()
+        start = self.raw.index(b"{") + 1  # only whitespace precedes the object's brace
+        rest = self.raw[start:]
+        return self.raw[:start] + member + (b"" if rest.lstrip()[:1] == b"}" else b",") + rest
+
 
 async def provider_key(config: Config, provider: Provider, key: ProviderKey | None = None) -> str:
     """The plain text of ``key`` (None: the provider's ``default_key``), decrypted once per

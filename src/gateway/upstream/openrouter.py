@@ -1,0 +1,178 @@
+"""OpenRouter upstream pinning at the attempt (SPEC §15). The decisions are ``core/pinning.py``'s;
+this module fetches a model's endpoints, sends the pinned request and writes the pin to D1.
+
+- ``PinnedUpstream`` is the request's attempt: a candidate on OpenRouter (``is_openrouter``) whose
+  body has no ``provider`` object of the caller's is sent with the model's locked slug
+  (``provider: {"order": [slug], "allow_fallbacks": false}``); any other candidate goes to the
+  plain OpenAI attempt. A body with the caller's own ``provider`` is the caller's choice: sent as
+  it is, and its outcomes never touch the pin.
+- A model with no candidates is scored before its request is forwarded (at most
+  ``OPENROUTER_SCORE_TIMEOUT_MS``); failing that, the request goes unpinned and requests do not
+  fetch again for ``OPENROUTER_CANDIDATES_FRESH_MS`` (``PinBook.scoring_failed``).
+- A 429 of the pinned slug is retried in place after each of ``OPENROUTER_429_RETRY_MS`` while the
+  request's budget allows (switching loses the prompt cache); then the loop's rules apply.
+- A timeout, 5xx or bad stream start counts against the locked slug (``pin_after_fault``); a
+  delivery resets the count.
+- D1 writes (a lock taken or moved, a first scoring, a due renewal) go to ``waitUntil``: the answer
+  never waits for them. A failed write is logged; the next change writes the whole row again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+from urllib.parse import quote
+
+from gateway import isolate
+from gateway.core import rules
+from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
+from gateway.core.config import Config
+from gateway.core.hop import Hops
+from gateway.core.pinning import (
+    Pin,
+    Ranked,
+    is_openrouter,
+    pin_after_fault,
+    pin_after_success,
+    pin_for_request,
+    pin_refreshed,
+    provider_field,
+    rank_endpoints,
+    renewal_due,
+)
+from gateway.errors import StorageError
+from gateway.shell import d1, http
+from gateway.upstream.openai import ChatBody, OpenAIUpstream, send_chat
+
+__all__ = ["PinnedUpstream", "fetch_ranked", "write_pin"]
+
+logger = logging.getLogger("fllmapi")
+
+# What counts against a locked slug: the upstream could not serve (not a refusal of the caller's).
+_FAULT_DEFECTS = frozenset({Defect.TIMEOUT, Defect.NETWORK, Defect.NOT_SSE, Defect.EMPTY_STREAM, Defect.ERROR_EVENT})
+
+
+def endpoints_url(origin: str, model: str) -> str:
+    return f"{origin}/api/v1/models/{quote(model, safe='/:')}/endpoints"
+
+
+async def fetch_ranked(origin: str, model: str, now_ms: int, timeout_ms: int) -> tuple[Ranked, ...]:
+    """``model``'s endpoints from OpenRouter's public endpoints API, ranked; ``()`` when the API
+    cannot be read in ``timeout_ms`` or no endpoint counts."""
+    answer = await http.send("GET", endpoints_url(origin, model), {"accept": "application/json"}, timeout_ms)
+    if isinstance(answer, Defect):
+        return ()
+    text = await answer.text()
+    answer.disarm()
+    if answer.timed_out or not 200 <= answer.status < 300:
+        return ()
+    try:
+        payload = json.loads(text)
+    except (ValueError, RecursionError):
+        return ()
+    return rank_endpoints(payload, now_ms)
+
+
+async def write_pin(db: Any, pin: Pin, *, whole: bool) -> None:
+    """Write ``pin``: the whole row, or only its renewal; a D1 failure is logged, not raised."""
+    try:
+        await (d1.save_pin(db, pin) if whole else d1.renew_pin(db, pin))
+    except StorageError:
+        logger.warning("OpenRouter pin of %s not saved: D1 failed", pin.model)
+
+
+def _fault(outcome: Outcome) -> bool:
+    if isinstance(outcome, Delivered):
+        return False
+    return outcome.defect in _FAULT_DEFECTS or (outcome.status or 0) >= 500
+
+
+def _rate_limited(outcome: Outcome) -> bool:
+    return isinstance(outcome, Observed) and outcome.status == 429
+
+
+class PinnedUpstream:
+    """``attempt(candidate, timeout_ms)`` with OpenRouter pinning (see the module doc); ``db`` and
+    ``ctx`` are the Worker's D1 binding and context, ``deadline_ms`` the end of the request's
+    budget."""
+
+    def __init__(
+        self, config: Config, body: ChatBody, stream: bool, hops: Hops, db: Any, ctx: Any, deadline_ms: int
+    ) -> None:
+        self._plain = OpenAIUpstream(config, body, stream, hops)
+        self._config = config
+        self._body = body
+        self._stream = stream
+        self._hops = hops
+        self._db = db
+        self._ctx = ctx
+        self._deadline_ms = deadline_ms
+        settings = config.settings
+        self._on = bool(settings.openrouter_pinning) and "provider" not in body.data
+        self._origin = settings.openrouter_origin
+        self._idle_ms = settings.openrouter_lock_idle_ms
+
+    async def __call__(self, candidate: Candidate, timeout_ms: int) -> Outcome:
+        provider = candidate.provider
+        if not self._on or not is_openrouter(provider.platform, provider.base_url, self._origin):
+            return await self._plain(candidate, timeout_ms)
+        slug = await self._slug(candidate.model, timeout_ms)
+        if slug is None:
+            return await self._plain(candidate, timeout_ms)
+        body = self._body.with_provider(candidate.model, provider_field(slug))
+        outcome = await self._send(candidate, body, timeout_ms)
+        for wait_ms in rules.OPENROUTER_429_RETRY_MS:
+            left_ms = self._deadline_ms - isolate.now_ms() - wait_ms
+            if not _rate_limited(outcome) or left_ms <= 0:
+                break
+            await isolate.CLOCK.sleep(wait_ms)
+            outcome = await self._send(candidate, body, min(timeout_ms, left_ms))
+        self._after(candidate.model, slug, outcome)
+        return outcome
+
+    async def _send(self, candidate: Candidate, body: bytes | str, timeout_ms: int) -> Outcome:
+        return await send_chat(self._config, candidate, body, self._stream, timeout_ms, self._hops)
+
+    async def _slug(self, model: str, timeout_ms: int) -> str | None:
+        """The slug this request is pinned to (scoring a new model first), or None: unpinned."""
+        book = isolate.current().pins
+        now_ms = isolate.now_ms()
+        before = book.get(model) or Pin(model)
+        pin = before
+        if not pin.candidates and not book.scoring_failed(model, now_ms):
+            ranked = await fetch_ranked(
+                self._origin, model, now_ms, min(rules.OPENROUTER_SCORE_TIMEOUT_MS, timeout_ms)
+            )
+            if not ranked:
+                book.note_scoring_failed(model, now_ms)
+            now_ms = isolate.now_ms()
+            pin = pin_refreshed(pin, ranked, now_ms)
+        pin = pin_for_request(pin, now_ms, self._idle_ms)
+        self._keep(before, pin)
+        return pin.lock_slug
+
+    def _after(self, model: str, slug: str, outcome: Outcome) -> None:
+        book = isolate.current().pins
+        before = book.get(model) or Pin(model)
+        if isinstance(outcome, Delivered):
+            self._keep(before, pin_after_success(before, slug))
+        elif _fault(outcome):
+            self._keep(before, pin_after_fault(before, slug, isolate.now_ms(), self._idle_ms))
+
+    def _keep(self, before: Pin, pin: Pin) -> None:
+        """Hold ``pin`` in the isolate and write it when it changed what D1 must know."""
+        book = isolate.current().pins
+        if pin == before and not renewal_due(book.written(pin.model), pin):
+            return
+        book.put(pin)
+        whole = (
+            pin.lock_slug != before.lock_slug
+            or pin.candidates != before.candidates
+            or pin.cooled != before.cooled
+            or book.written(pin.model) is None
+        )
+        if whole or renewal_due(book.written(pin.model), pin):
+            book.mark_written(pin)
+            self._ctx.waitUntil(asyncio.ensure_future(write_pin(self._db, pin, whole=whole)))
