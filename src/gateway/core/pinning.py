@@ -24,6 +24,8 @@ Rules:
 
 from __future__ import annotations
 
+import json
+
 import math
 import statistics
 from collections.abc import Mapping
@@ -43,6 +45,7 @@ __all__ = [
     "pin_refreshed",
     "prices_now",
     "provider_field",
+    "with_provider_member",
     "rank_endpoints",
     "renewal_due",
 ]
@@ -380,6 +383,16 @@ def renewal_due(written_until_ms: int | None, pin: Pin) -> bool:
 def provider_field(slug: str) -> dict[str, object]:
     """The request body's ``provider`` object that pins OpenRouter to ``slug``."""
     return {"order": [slug], "allow_fallbacks": False}
+
+
+def with_provider_member(raw: bytes, provider: dict[str, object]) -> bytes:
+    """``raw``, the bytes of a JSON object without a ``provider`` member, with ``provider`` as its
+    first member: spliced in after the opening brace, so the rest (a long conversation) is
+    forwarded as it came, never decoded and encoded again."""
+    member = b'"provider":' + json.dumps(provider, separators=(",", ":")).encode()
+    start = raw.index(b"{") + 1  # only whitespace precedes an object's brace
+    rest = raw[start:]
+    return raw[:start] + member + (b"" if rest.lstrip()[:1] == b"}" else b",") + rest
 
 
 def _origin(url: object) -> tuple[str, str, int] | None:

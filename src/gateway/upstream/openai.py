@@ -20,6 +20,7 @@ from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
 from gateway.core.classify import scrub
 from gateway.core.config import Config, Provider, ProviderKey
 from gateway.core.hop import Hops, forward_value
+from gateway.core.pinning import with_provider_member
 from gateway.core.sse import First
 from gateway.errors import CryptoError
 from gateway.shell import crypto, http
@@ -44,15 +45,12 @@ class ChatBody:
 
     def with_provider(self, model: str, provider: dict[str, Any]) -> bytes | str:
         """The body for ``model`` with OpenRouter's ``provider`` routing object (SPEC §15; only
-        for a body without one). For the caller's own model it is spliced into ``raw`` after the
-        opening brace, so the rest of a long conversation is forwarded as it came, not re-encoded."""
-        if self.data.get("model") != model:
-            body = {**self.data, "model": model, "provider": provider}
-            return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
-        member = b'"provider":' + json.dumps(provider, separators=(",", ":")).encode()
-        start = self.raw.index(b"{") + 1  # only whitespace precedes the object's brace
-        rest = self.raw[start:]
-        return self.raw[:start] + member + (b"" if rest.lstrip()[:1] == b"}" else b",") + rest
+        for a body without one): spliced into ``raw`` for the caller's own model
+        (``core.pinning.with_provider_member``)."""
+        if self.data.get("model") == model:
+            return with_provider_member(self.raw, provider)
+        body = {**self.data, "model": model, "provider": provider}
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
 
 
 async def provider_key(config: Config, provider: Provider, key: ProviderKey | None = None) -> str:
