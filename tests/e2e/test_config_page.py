@@ -887,3 +887,51 @@ def test_screenshots_of_the_clients_panel(page, gateway, admin):
         page.get_by_test_id("clients").screenshot(path=ARTIFACTS / f"clients-{lang}-360.png")
         assert page.evaluate("document.documentElement.scrollWidth") <= 360
         page.get_by_test_id("lang-toggle").click()
+
+
+# --- OpenRouter pinning (SPEC §15) --------------------------------------------------------------
+
+
+def test_openrouter_panel_without_models_and_the_origin_saved_as_text(page, gateway, admin):
+    # No model has gone through an OpenRouter provider: the panel says when models appear. (A pinned
+    # model needs a fake OpenRouter; the pinning tests cover that.) The origin is a text setting.
+    login(page, gateway.admin_token)
+    panel = page.get_by_test_id("openrouter")
+    expect(panel.get_by_test_id("openrouter-empty")).to_have_text(
+        "暂无模型：模型经 OpenRouter 服务商完成第一次请求后会出现在这里。"
+    )
+    expect(panel.get_by_test_id("openrouter-state")).to_have_text("已开启")
+    expect(panel.get_by_test_id("openrouter-meta")).to_contain_text("https://openrouter.ai")
+    expect(panel.get_by_test_id("openrouter-model")).to_have_count(0)
+
+    setting = page.locator('[data-testid="setting-row"][data-setting="openrouter_origin"]')
+    origin = page.get_by_test_id("setting-openrouter_origin")
+    expect(origin).to_have_value("https://openrouter.ai")
+    assert origin.get_attribute("type") is None  # a text field, not a number
+    origin.fill("openrouter.ai/api")
+    page.get_by_test_id("settings-save").click()
+    expect(page.locator("#settings-message")).to_have_text(
+        "OpenRouter 源地址：需要形如 https://openrouter.ai 的源地址（http 或 https，加主机名，不带路径）。"
+    )
+    assert admin.get("/settings").json()["settings"]["openrouter_origin"]["source"] == "default"
+
+    origin.fill("http://127.0.0.1:9")
+    page.get_by_test_id("settings-save").click()
+    expect(page.locator("#settings-message")).to_have_text("设置已保存。")
+    saved = admin.get("/settings").json()["settings"]["openrouter_origin"]
+    assert saved == {"value": "http://127.0.0.1:9", "source": "d1"}
+    expect(setting.get_by_test_id("setting-source")).to_have_text("已保存（D1）")
+    expect(panel.get_by_test_id("openrouter-meta")).to_contain_text("http://127.0.0.1:9")  # the panel follows
+
+    page.get_by_test_id("lang-toggle").click()
+    page.get_by_test_id("openrouter-refresh").click()
+    expect(panel.get_by_test_id("openrouter-empty")).to_have_text(
+        "No model yet: a model appears here after its first request through an OpenRouter provider."
+    )
+    expect(panel.get_by_test_id("openrouter-state")).to_have_text("on")
+    setting.get_by_test_id("setting-reset").click()  # "Use default": null restores the default
+    expect(setting.get_by_test_id("setting-source")).to_have_text("default")
+    expect(origin).to_have_value("https://openrouter.ai")
+    assert admin.get("/settings").json()["settings"]["openrouter_origin"] == {
+        "value": "https://openrouter.ai", "source": "default",
+    }

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
+
 # Loaded by path: the ``gateway.routes`` package imports the JS shell, which CPython lacks.
 _PATH = Path(__file__).resolve().parents[2] / "src" / "gateway" / "routes" / "page_html.py"
 _SPEC = importlib.util.spec_from_file_location("page_html", _PATH)
@@ -28,6 +30,12 @@ TEST_IDS = (
 KEY_TEST_IDS = (
     "provider-keys provider-key key-hint key-state key-error key-cooling key-toggle key-delete key-add "
     "key-add-input key-add-submit key-add-cancel key-message preset-key-count custom-key-count cooldown-key"
+).split()
+# The OpenRouter pinning panel (SPEC §15): the panel, its state and refresh, a model, its pin, its candidates.
+OPENROUTER_TEST_IDS = (
+    "openrouter openrouter-state openrouter-refresh openrouter-meta openrouter-empty openrouter-model "
+    "openrouter-model-id openrouter-lock openrouter-counts openrouter-candidates openrouter-candidate "
+    "openrouter-pinned openrouter-cooling"
 ).split()
 # Every field a provider key is typed into: write-only (masked, never spell-checked or autofilled).
 KEY_FIELDS = ("preset-key", "custom-key", "key-add-input", "edit-key")
@@ -129,7 +137,7 @@ def test_one_script_and_one_style():
     assert len(re.findall(r"<style\b", PAGE)) == 1
 
 
-@pytest.mark.parametrize("test_id", TEST_IDS + KEY_TEST_IDS)
+@pytest.mark.parametrize("test_id", TEST_IDS + KEY_TEST_IDS + OPENROUTER_TEST_IDS)
 def test_browser_hook_exists(test_id):
     # In the markup, or as a string the script sets as data-testid (the browser tests use them all).
     assert f'data-testid="{test_id}"' in PAGE or f'"{test_id}"' in _script()
@@ -192,3 +200,78 @@ def test_client_rpm_texts_say_it_is_enforced():
     en, zh = _i18n()["en"], _i18n()["zh"]
     assert "not enforce" not in en["clients.rpmHelp"] and "尚未" not in zh["clients.rpmHelp"]
     assert "saved" not in en["clients.rpmValue"] and "保存" not in zh["clients.rpmValue"]
+
+
+# --- OpenRouter pinning (SPEC §15) ------------------------------------------------------------
+
+
+def test_the_origin_settings_are_the_text_ones():
+    # Every other setting is an integer (a number field); an origin is text, and the page knows which.
+    from gateway.core.config import SETTINGS
+
+    found = re.search(r"const ORIGIN_KEYS = (\[.*?\]);", _script())
+    assert found, "the page declares `const ORIGIN_KEYS = [...];`"
+    assert set(json.loads(found.group(1))) == {s.key for s in SETTINGS if isinstance(s.default, str)}
+
+
+def test_an_origin_gets_a_text_field_and_is_sent_as_text():
+    render = _function("renderSettings")
+    save = _function("saveSettings")
+
+    text_field = re.search(r"ORIGIN_KEYS\.includes\(key\)\s*\?\s*(\{[^{}]*\})\s*:\s*(\{[^{}]*\})", render)
+    assert text_field, "renderSettings picks the attributes of an origin's field with ORIGIN_KEYS"
+    assert "type" not in text_field.group(1) and 'inputmode: "url"' in text_field.group(1)
+    assert 'type: "number"' in text_field.group(2)
+    # An origin is checked (with a message of its own) and sent as the text typed, never as a number.
+    checked = r'ORIGIN_KEYS\.includes\(key\)\) \{\s*if \(!isOrigin\(text\)\) throw new Error\(t\("settings\.badOrigin"'
+    assert re.search(checked, save)
+    assert "body[key] = text;" in save
+    # An emptied origin field restores the env or default value, as for the other settings.
+    assert 'if (state.settings[key].source === "d1") body[key] = null;' in save
+
+
+def test_the_panel_reads_every_field_of_the_admin_answer():
+    # GET /api/admin/openrouter (SPEC §15): the panel shows each field it answers.
+    script = _script()
+    for name in ("data.pinning", "data.origin", "data.lock_idle_ms", "data.models", "pin.model", "pin.lock",
+                 "lock.slug", "lock.until", "pin.failures", "pin.switches", "pin.refreshed_at", "pin.candidates",
+                 "c.slug", "c.score", "c.prompt", "c.completion", "c.input_cache_read", "c.caching", "c.throughput",
+                 "c.cooled_until"):
+        assert name in script, name
+    row = _function("candidateRow")
+    for price in ("c.prompt", "c.completion", "c.input_cache_read"):
+        assert f"pricePerMillion({price})" in row
+    assert "maximumSignificantDigits: 3" in _function("significant")
+    assert "1e6" in _function("pricePerMillion")
+    assert 'class: locked ? "locked" : null' in row
+    assert "tr.locked" in PAGE  # and the stylesheet highlights it
+
+
+def test_the_panel_is_refreshed_by_its_button_and_shows_its_own_errors():
+    script = _script()
+    assert 'byId("openrouter-refresh").addEventListener("click", guarded("openrouter", reloadOpenRouter));' in script
+    assert '"openrouter"' in re.search(r"const SECTIONS = \[(.*?)\];", script).group(1)
+    assert 'id="openrouter-message"' in PAGE
+    assert 'api("GET", "/openrouter")' in script
+    assert "renderOpenRouter();" in _function("renderAll")
+    # A panel without models says when they appear.
+    assert 't("openrouter.empty")' in _function("renderOpenRouter")
+
+
+def test_openrouter_texts():
+    en, zh = _i18n()["en"], _i18n()["zh"]
+    keys = {k for k in en if k.startswith("openrouter.")}
+    for name in ("pinning", "lock_idle_ms", "origin"):
+        keys |= {f"setting.openrouter_{name}", f"settingHelp.openrouter_{name}"}
+    keys |= {"settings.badOrigin", "settings.on"}
+    # Symbols and units read the same in both languages; every other text is translated.
+    same = {"openrouter.col.rank", "openrouter.price", "openrouter.tps"}
+    for key in keys - same:
+        assert CJK.search(zh[key]), key
+        assert not CJK.search(en[key]), key
+    assert en["openrouter.price"] == zh["openrouter.price"] == "${n} / M"
+    for table in (en, zh):
+        assert "{n}" in table["openrouter.tps"] and "{slug}" in table["openrouter.lockedTo"]
+        assert "{time}" in table["openrouter.until"] and "{time}" in table["openrouter.coolingUntil"]
+        assert "OpenRouter" in table["openrouter.empty"]
+        assert "{field}" in table["settings.badOrigin"] and "https://openrouter.ai" in table["settings.badOrigin"]

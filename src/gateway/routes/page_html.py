@@ -170,6 +170,14 @@ pre.code {
   margin: 0; padding: 10px 12px; overflow-x: auto; white-space: pre; background: var(--bg);
   border: 1px solid var(--border); border-radius: 6px;
 }
+.pins { display: grid; gap: 0; }
+.table-wrap { overflow-x: auto; max-width: 100%; }
+table.ranked { border-collapse: collapse; width: 100%; font-size: 13px; }
+table.ranked th, table.ranked td { padding: 4px 8px; text-align: left; white-space: nowrap; border-top: 1px solid var(--border); }
+table.ranked th { color: var(--muted); font-weight: 550; border-top: 0; }
+table.ranked td.num, table.ranked th.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.ranked tr.locked td { background: var(--ok-bg); }
+table.ranked tr.locked td:first-child { box-shadow: inset 3px 0 0 var(--ok); }
 </style>
 </head>
 <body>
@@ -375,6 +383,18 @@ pre.code {
     <div id="clients" class="stack"></div>
   </section>
 
+  <section class="card stack" data-testid="openrouter">
+    <div class="section-head">
+      <h2 data-i18n="openrouter.heading"></h2>
+      <span id="openrouter-state"></span>
+      <button type="button" id="openrouter-refresh" class="small" data-testid="openrouter-refresh"
+          data-i18n="openrouter.refresh"></button>
+    </div>
+    <p class="muted" data-i18n="openrouter.help"></p>
+    <p id="openrouter-message" class="note" role="status"></p>
+    <div id="openrouter" class="pins"></div>
+  </section>
+
   <section class="card stack" data-testid="connect">
     <div class="section-head"><h2 data-i18n="connect.heading"></h2></div>
     <p class="muted" data-i18n="connect.help"></p>
@@ -549,6 +569,38 @@ const I18N = {
     "clients.revoked": "Client “{name}” revoked.",
     "clients.nameEmpty": "Enter a name for the client.",
     "clients.rpmInvalid": "Requests per minute must be a whole number of at least 1, or empty.",
+    "openrouter.heading": "OpenRouter pinning",
+    "openrouter.help": "Each model served through OpenRouter is pinned to one upstream provider, ranked by speed for the price (implicit caching counts double). The pin moves only after it was idle, or after 3 failures in a row. Prices in USD per million tokens.",
+    "openrouter.refresh": "Refresh",
+    "openrouter.on": "on",
+    "openrouter.off": "off",
+    "openrouter.offNote": "Pinning is off (setting openrouter_pinning): OpenRouter chooses the upstream of every request.",
+    "openrouter.origin": "origin",
+    "openrouter.idle": "released after idle",
+    "openrouter.empty": "No model yet: a model appears here after its first request through an OpenRouter provider.",
+    "openrouter.lockedTo": "pinned to {slug}",
+    "openrouter.until": "until {time}",
+    "openrouter.notPinned": "not pinned",
+    "openrouter.failures": "failures in a row",
+    "openrouter.switches": "switches",
+    "openrouter.refreshed": "last refresh",
+    "openrouter.never": "never",
+    "openrouter.noCandidates": "No usable endpoint known for this model.",
+    "openrouter.col.rank": "#",
+    "openrouter.col.slug": "Upstream",
+    "openrouter.col.score": "Score",
+    "openrouter.col.prompt": "Input",
+    "openrouter.col.completion": "Output",
+    "openrouter.col.cacheRead": "Cache read",
+    "openrouter.col.caching": "Caching",
+    "openrouter.col.throughput": "Throughput",
+    "openrouter.col.state": "State",
+    "openrouter.price": "${n} / M",
+    "openrouter.tps": "{n} tok/s",
+    "openrouter.yes": "yes",
+    "openrouter.no": "no",
+    "openrouter.pinned": "pinned",
+    "openrouter.coolingUntil": "cooling until {time}",
     "tokens.heading": "Tokens",
     "tokens.api": "API token",
     "tokens.apiHelp": "What clients send to /v1. Copy it before leaving: it is not shown again.",
@@ -571,6 +623,8 @@ const I18N = {
     "settings.notInteger": "{field}: a whole number of 0 or more is expected.",
     "settings.limitEmpty": "{field}: enter a number; 0 turns the limit off.",
     "settings.off": "off",
+    "settings.on": "on",
+    "settings.badOrigin": "{field}: an origin such as https://openrouter.ai is expected (http or https, a host, no path).",
     "settingSource.d1": "saved (D1)",
     "settingSource.env": "environment",
     "settingSource.default": "default",
@@ -590,6 +644,12 @@ const I18N = {
     "settingHelp.default_client_rpm": "The limit of the API token (the default client); named clients have their own under Clients. Over it, 429 until the minute ends; 0 turns it off.",
     "settingHelp.ip_rpm": "Every /v1 request counts against its caller's IP, whichever token it carries. Over it, 429 until the minute ends; 0 turns it off.",
     "settingHelp.auth_fail_limit": "After this many wrong tokens in a minute from one IP, every request from it (the API and this page alike) gets 429 until the minute ends; 0 turns it off.",
+    "setting.openrouter_pinning": "OpenRouter pinning (1 on, 0 off)",
+    "setting.openrouter_lock_idle_ms": "OpenRouter pin released after idle (ms)",
+    "setting.openrouter_origin": "OpenRouter origin",
+    "settingHelp.openrouter_pinning": "For providers on OpenRouter, each model keeps to one upstream provider, so long conversations keep its prompt cache. 0 lets OpenRouter spread the requests.",
+    "settingHelp.openrouter_lock_idle_ms": "Every request renews a model's pin; once no request has come for this long, the best candidate may take over. From 1 min to 24 h.",
+    "settingHelp.openrouter_origin": "Where the candidates are asked for (the endpoints API): scheme and host only, such as https://openrouter.ai. Empty it to go back to the environment or the default.",
     "setting.model_aliases": "Model aliases",
     "settingHelp.model_aliases": "Send the model names clients ask for to a model of yours, on every API (OpenAI, Anthropic, Responses, Gemini, Ollama). * matches any characters; the whole name must match, in any case; the first matching row wins. A target is a model id or auto. The target counts as the model asked for: X-Fallback-From names it only when another model served.",
     "aliases.pattern": "Pattern",
@@ -792,6 +852,38 @@ const I18N = {
     "clients.revoked": "已吊销客户端“{name}”。",
     "clients.nameEmpty": "请输入客户端名称。",
     "clients.rpmInvalid": "每分钟请求数须为不小于 1 的整数，或留空。",
+    "openrouter.heading": "OpenRouter 上游固定",
+    "openrouter.help": "经 OpenRouter 提供的每个模型都固定到一个上游提供方，按单位价格的速度排名（支持隐式缓存的得分加倍）。固定只在空闲之后、或连续 3 次失败之后才会转移。价格单位为美元 / 百万 token。",
+    "openrouter.refresh": "刷新",
+    "openrouter.on": "已开启",
+    "openrouter.off": "已关闭",
+    "openrouter.offNote": "上游固定已关闭（设置 openrouter_pinning）：每个请求的上游由 OpenRouter 决定。",
+    "openrouter.origin": "源地址",
+    "openrouter.idle": "空闲释放",
+    "openrouter.empty": "暂无模型：模型经 OpenRouter 服务商完成第一次请求后会出现在这里。",
+    "openrouter.lockedTo": "固定到 {slug}",
+    "openrouter.until": "至 {time}",
+    "openrouter.notPinned": "未固定",
+    "openrouter.failures": "连续失败",
+    "openrouter.switches": "切换次数",
+    "openrouter.refreshed": "上次刷新",
+    "openrouter.never": "从未",
+    "openrouter.noCandidates": "该模型暂无可用的上游端点。",
+    "openrouter.col.rank": "#",
+    "openrouter.col.slug": "上游",
+    "openrouter.col.score": "得分",
+    "openrouter.col.prompt": "输入",
+    "openrouter.col.completion": "输出",
+    "openrouter.col.cacheRead": "缓存读取",
+    "openrouter.col.caching": "缓存",
+    "openrouter.col.throughput": "吞吐",
+    "openrouter.col.state": "状态",
+    "openrouter.price": "${n} / M",
+    "openrouter.tps": "{n} tok/s",
+    "openrouter.yes": "是",
+    "openrouter.no": "否",
+    "openrouter.pinned": "已固定",
+    "openrouter.coolingUntil": "冷却至 {time}",
     "tokens.heading": "令牌",
     "tokens.api": "API 令牌",
     "tokens.apiHelp": "客户端调用 /v1 时使用。离开前请复制，之后不会再显示。",
@@ -814,6 +906,8 @@ const I18N = {
     "settings.notInteger": "{field}：需要大于或等于 0 的整数。",
     "settings.limitEmpty": "{field}：请填写数字；0 表示关闭该限制。",
     "settings.off": "已关闭",
+    "settings.on": "已开启",
+    "settings.badOrigin": "{field}：需要形如 https://openrouter.ai 的源地址（http 或 https，加主机名，不带路径）。",
     "settingSource.d1": "已保存（D1）",
     "settingSource.env": "环境变量",
     "settingSource.default": "默认值",
@@ -833,6 +927,12 @@ const I18N = {
     "settingHelp.default_client_rpm": "API 令牌（默认客户端）的限额；具名客户端在“客户端”中各自设置。超出后返回 429，直到本分钟结束；0 表示关闭。",
     "settingHelp.ip_rpm": "每个 /v1 请求都计入调用方的 IP，不论使用哪个令牌。超出后返回 429，直到本分钟结束；0 表示关闭。",
     "settingHelp.auth_fail_limit": "同一 IP 一分钟内令牌错误达到这么多次后，来自它的所有请求（API 与本页面）都返回 429，直到本分钟结束；0 表示关闭。",
+    "setting.openrouter_pinning": "OpenRouter 上游固定（1 开启，0 关闭）",
+    "setting.openrouter_lock_idle_ms": "OpenRouter 固定的空闲释放时间（毫秒）",
+    "setting.openrouter_origin": "OpenRouter 源地址",
+    "settingHelp.openrouter_pinning": "对 OpenRouter 上的服务商，每个模型固定使用同一个上游提供方，长对话因此能保住提示缓存。0 表示交由 OpenRouter 分配请求。",
+    "settingHelp.openrouter_lock_idle_ms": "每次请求都会续期模型的固定；超过这么久没有请求后，最佳候选可以接替。范围 1 分钟到 24 小时。",
+    "settingHelp.openrouter_origin": "获取候选（endpoints 接口）的地址：只含协议和主机名，如 https://openrouter.ai。清空即恢复环境变量或默认值。",
     "setting.model_aliases": "模型别名",
     "settingHelp.model_aliases": "把客户端请求的模型名转到你自己的模型，对所有接口生效（OpenAI、Anthropic、Responses、Gemini、Ollama）。* 匹配任意字符；必须匹配整个名称，不区分大小写；按顺序第一条匹配的生效。目标是模型 ID 或 auto。目标即视为所请求的模型：只有由其他模型回答时，X-Fallback-From 才会写出它。",
     "aliases.pattern": "匹配模式",
@@ -887,11 +987,13 @@ const MIN_TOKEN_CHARS = 16;
 const POLL_MS = 10000;
 const TICK_MS = 1000;
 // Sections with a message line (#<section>-message) that note() writes to.
-const SECTIONS = ["status", "providers", "preset", "custom", "tokens", "settings", "clients", "connect"];
+const SECTIONS = ["status", "providers", "preset", "custom", "tokens", "settings", "clients", "openrouter", "connect"];
 const ALIASES_KEY = "model_aliases";
 // The rate limits (SPEC §14): the API's null turns them off instead of restoring the env value or
 // the default, so the page never sends null for them: no reset button, and an empty field is refused.
 const LIMIT_KEYS = ["default_client_rpm", "ip_rpm", "auth_fail_limit"];
+// Settings whose value is an origin (text, SPEC §15), not a number: a text field, checked as an origin.
+const ORIGIN_KEYS = ["openrouter_origin"];
 // The aliases the example button adds: Claude Code's small background model to a small model
 // (the page picks the first one a provider declares), everything else it asks for to auto.
 const CLAUDE_EXAMPLE = [["claude-*haiku*", null], ["claude-*", "auto"]];
@@ -918,6 +1020,7 @@ const state = {
   clients: [],
   newToken: null,     // {name, token} of the client just created: shown once, never fetched again
   clientEdit: null,   // the draft of the client being edited: {id, rpm, models}
+  openrouter: null,   // GET /openrouter (SPEC §15): {pinning, origin, lock_idle_ms, models}; null until loaded
   notes: {},       // section -> {kind, text}
   timers: [],
 };
@@ -1049,6 +1152,10 @@ async function loadClients() {
   state.clients = (await api("GET", "/clients")).clients;
 }
 
+async function loadOpenRouter() {
+  state.openrouter = await api("GET", "/openrouter");
+}
+
 async function loadStatus() {
   const data = await api("GET", "/status");
   const now = Date.now();
@@ -1058,10 +1165,14 @@ async function loadStatus() {
 // --- Session --------------------------------------------------------------------------------
 
 async function enter() {
+  // The OpenRouter panel's failure shows in that panel; it does not keep the rest of the page shut.
+  const openrouter = loadOpenRouter().then(() => null, (err) => err);
   await Promise.all([loadProviders(), loadPlatforms(), loadSettings(), loadStatus(), loadClients()]);
+  const failed = await openrouter;
   state.view = "main";
   state.loginMessage = "";
   state.notes = {};
+  if (failed) state.notes.openrouter = { kind: "error", text: failed.message };
   renderAll();
   startTimers();
 }
@@ -1071,7 +1182,7 @@ function showLogin(message) {
   sessionStorage.removeItem(TOKEN_STORAGE);
   Object.assign(state, {
     token: "", view: "login", loginMessage: message, editing: null, keyDraft: null, verifyResults: null,
-    clients: [], newToken: null, clientEdit: null,
+    clients: [], newToken: null, clientEdit: null, openrouter: null,
   });
   renderAll();
 }
@@ -1150,6 +1261,7 @@ function renderAll() {
     renderTokens();
     renderSettings();
     renderClients();
+    renderOpenRouter();
     renderConnect();
   }
   SECTIONS.forEach(renderNote);
@@ -1496,17 +1608,19 @@ function renderSettings() {
     if (key === ALIASES_KEY) continue;  // a table, not a number: renderAliases
     const id = "setting-" + key;
     const draft = key in state.settingDrafts ? state.settingDrafts[key] : String(setting.value);
+    const oninput = (e) => { state.settingDrafts[key] = e.target.value; };
+    const input = ORIGIN_KEYS.includes(key)
+      ? { id, class: "mono", inputmode: "url", spellcheck: "false", autocomplete: "off", value: draft, "data-testid": id, oninput }
+      : { id, type: "number", min: "0", step: "1", value: draft, "data-testid": id, oninput };
     box.append(el("div", { class: "setting", "data-testid": "setting-row", "data-setting": key },
       el("label", { for: id }, t("setting." + key)),
       el("div", { class: "setting-controls" },
-        el("input", {
-          id, type: "number", min: "0", step: "1", value: draft, "data-testid": id,
-          oninput: (e) => { state.settingDrafts[key] = e.target.value; },
-        }),
+        el("input", input),
         el("span", { class: setting.source === "d1" ? "chip ok" : "chip", "data-testid": "setting-source" },
           t("settingSource." + setting.source)),
         key.endsWith("_ms") ? el("span", { class: "muted" }, duration(setting.value)) : null,
         LIMIT_KEYS.includes(key) && setting.value === 0 ? el("span", { class: "muted" }, t("settings.off")) : null,
+        key === "openrouter_pinning" ? el("span", { class: "muted" }, t(setting.value ? "settings.on" : "settings.off")) : null,
         setting.source === "d1" && !LIMIT_KEYS.includes(key)
           ? smallButton("setting-reset", "settings.reset",
             guarded("settings", () => putSettings({ [key]: null })), "ghost")
@@ -1831,6 +1945,104 @@ async function revokeClient(c) {
   note("clients", "ok", t("clients.revoked", { name: c.name }));
 }
 
+// --- OpenRouter pinning (SPEC §15): per model the pin and the ranked candidates ---------------
+
+async function reloadOpenRouter() {
+  await loadOpenRouter();
+  renderOpenRouter();
+}
+
+function metaItem(labelKey, value) {
+  return el("span", null, el("span", { class: "k" }, t(labelKey)), value);
+}
+
+function locale() {
+  return state.lang === "zh" ? "zh-CN" : "en-GB";
+}
+
+// A number to 3 significant digits, grouped as this language writes it.
+function significant(value) {
+  return Number(value).toLocaleString(locale(), { maximumSignificantDigits: 3 });
+}
+
+// A price in USD per token, shown per million tokens: "$0.27 / M".
+function pricePerMillion(perToken) {
+  const n = Number(perToken) * 1e6;
+  if (perToken === null || perToken === undefined || !Number.isFinite(n)) return t("status.none");
+  const shown = n > 0 && n < 0.001 ? "<0.001" : String(Number(n.toPrecision(3)));
+  return t("openrouter.price", { n: shown });
+}
+
+function renderOpenRouter() {
+  const data = state.openrouter;
+  const head = byId("openrouter-state");
+  const box = byId("openrouter");
+  head.replaceChildren();
+  box.replaceChildren();
+  if (!data) return;
+  head.append(el("span", { class: data.pinning ? "chip ok" : "chip off", "data-testid": "openrouter-state" },
+    t(data.pinning ? "openrouter.on" : "openrouter.off")));
+  box.append(el("div", { class: "meta", "data-testid": "openrouter-meta" },
+    metaItem("openrouter.origin", el("span", { class: "mono" }, data.origin)),
+    metaItem("openrouter.idle", duration(data.lock_idle_ms))));
+  if (!data.pinning) box.append(el("p", { class: "note", "data-testid": "openrouter-off" }, t("openrouter.offNote")));
+  if (!data.models.length) box.append(el("p", { class: "muted", "data-testid": "openrouter-empty" }, t("openrouter.empty")));
+  for (const pin of data.models) box.append(pinRow(pin));
+}
+
+function pinRow(pin) {
+  const lock = pin.lock;
+  return el("article", { class: "provider", "data-testid": "openrouter-model", "data-model": pin.model },
+    el("div", { class: "provider-head" },
+      el("span", { class: "strong mono", "data-testid": "openrouter-model-id" }, pin.model),
+      lock
+        ? el("span", { class: "chip ok", "data-testid": "openrouter-lock" },
+          t("openrouter.lockedTo", { slug: lock.slug }), " · ", t("openrouter.until", { time: clockTime(lock.until) }))
+        : el("span", { class: "chip off", "data-testid": "openrouter-lock" }, t("openrouter.notPinned"))),
+    el("div", { class: "meta", "data-testid": "openrouter-counts" },
+      metaItem("openrouter.failures", String(pin.failures)),
+      metaItem("openrouter.switches", String(pin.switches)),
+      metaItem("openrouter.refreshed", pin.refreshed_at ? clockTime(pin.refreshed_at) : t("openrouter.never"))),
+    pin.candidates.length
+      ? candidateTable(pin)
+      : el("p", { class: "muted", "data-testid": "openrouter-no-candidates" }, t("openrouter.noCandidates")));
+}
+
+// The candidates best first (as the server ranks them); the pinned one highlighted.
+function candidateTable(pin) {
+  const locked = pin.lock ? pin.lock.slug : null;
+  const columns = [
+    ["openrouter.col.rank", "num"], ["openrouter.col.slug", null], ["openrouter.col.score", "num"],
+    ["openrouter.col.prompt", "num"], ["openrouter.col.completion", "num"], ["openrouter.col.cacheRead", "num"],
+    ["openrouter.col.caching", null], ["openrouter.col.throughput", "num"], ["openrouter.col.state", null],
+  ];
+  return el("div", { class: "table-wrap" },
+    el("table", { class: "ranked", "data-testid": "openrouter-candidates" },
+      el("thead", null, el("tr", null, columns.map(([key, cls]) => el("th", { class: cls, scope: "col" }, t(key))))),
+      el("tbody", null, pin.candidates.map((c, index) => candidateRow(c, index, c.slug === locked)))));
+}
+
+function candidateRow(c, index, locked) {
+  const num = (text) => el("td", { class: "num" }, text);
+  const throughput = c.throughput === null || c.throughput === undefined
+    ? t("status.none") : t("openrouter.tps", { n: significant(c.throughput) });
+  return el("tr", { class: locked ? "locked" : null, "data-testid": "openrouter-candidate", "data-slug": c.slug },
+    num(String(index + 1)),
+    el("td", { class: "mono" }, c.slug),
+    num(significant(c.score)),
+    num(pricePerMillion(c.prompt)),
+    num(pricePerMillion(c.completion)),
+    num(pricePerMillion(c.input_cache_read)),
+    el("td", null, t(c.caching ? "openrouter.yes" : "openrouter.no")),
+    num(throughput),
+    el("td", null,
+      locked ? el("span", { class: "chip ok", "data-testid": "openrouter-pinned" }, t("openrouter.pinned")) : null,
+      c.cooled_until
+        ? el("span", { class: "chip warn", "data-testid": "openrouter-cooling" },
+          t("openrouter.coolingUntil", { time: clockTime(c.cooled_until) }))
+        : null));
+}
+
 // --- Providers ------------------------------------------------------------------------------
 
 async function reloadProviders() {
@@ -2058,6 +2270,18 @@ async function putSettings(body) {
   state.aliasDraft = null;
   renderSettings();
   note("settings", "ok", t("settings.saved"));
+  // The OpenRouter panel shows pinning on/off, the origin and the idle time: keep it in step.
+  if (Object.keys(body).some((key) => key.startsWith("openrouter_"))) {
+    reloadOpenRouter().catch((err) => note("openrouter", "error", err.message));
+  }
+}
+
+// An http(s) origin: scheme, host and an optional port, nothing else (a trailing / is allowed).
+// The server checks it again and answers 400 with its own message.
+const ORIGIN_PATTERN = /^https?:\/\/(?:\[[0-9a-f:.]+\]|[^\s\/?#@:\[\]]+)(?::\d{1,5})?\/?$/i;
+
+function isOrigin(text) {
+  return ORIGIN_PATTERN.test(text);
 }
 
 // Only what changed is sent; an emptied field (or an alias table with no row) drops the saved
@@ -2079,6 +2303,9 @@ async function saveSettings() {
       throw new Error(t("settings.limitEmpty", { field: t("setting." + key) }));
     } else if (text === "") {
       if (state.settings[key].source === "d1") body[key] = null;
+    } else if (ORIGIN_KEYS.includes(key)) {
+      if (!isOrigin(text)) throw new Error(t("settings.badOrigin", { field: t("setting." + key) }));
+      if (text !== state.settings[key].value) body[key] = text;
     } else if (!/^\d+$/.test(text)) {
       throw new Error(t("settings.notInteger", { field: t("setting." + key) }));
     } else if (Number(text) !== state.settings[key].value) {
@@ -2164,6 +2391,7 @@ function wire() {
   byId("token-admin-save").addEventListener("click", guarded("tokens", saveAdminToken));
   byId("settings-save").addEventListener("click", guarded("settings", saveSettings));
   byId("client-form").addEventListener("submit", guarded("clients", submitClient));
+  byId("openrouter-refresh").addEventListener("click", guarded("openrouter", reloadOpenRouter));
   byId("connect-model").addEventListener("change", (e) => {
     state.connect.model = e.target.value;
     renderConnect();
