@@ -7,6 +7,8 @@ requests straight to the upstream and through the gateway, and prints:
   process is not counted, and a warm request makes no D1 query);
 - SSE: time to the first body byte, direct and through the gateway;
 - streaming: CPU per chunk of a long stream;
+- pinning (SPEC §15): the same non-streamed request through an OpenRouter provider (a fake
+  OpenRouter on 127.0.0.1) with its model pinned, beside the same fake unpinned;
 - limits (SPEC §14): the same non-streamed request from a rate-limited client with ``ip_rpm`` on
   (one D1 batch per request: the IP's and the client's counts), beside the default (only the
   failed-auth lock on: no D1 query when warm);
@@ -32,6 +34,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.runtime import Gateway  # noqa: E402
+from support.openrouter import FakeOpenRouter, endpoint  # noqa: E402
 from support.upstream import FakeUpstream, Json, Sse, chunk, completion  # noqa: E402
 
 WARMUP = 200  # V8 and the upstream connection pool settle first: the figures are steady-state
@@ -135,6 +138,7 @@ def run(gateway: Gateway, upstream: FakeUpstream) -> None:
         }
 
         results["limits"] = limits(gateway, client, through, direct_ms)
+        results["pinning"] = pinning(gateway, client)
 
         stream_body = {**body, "stream": True}
         events = [chunk("m", "Hello"), chunk("m", None, "stop")]
@@ -178,9 +182,9 @@ def limits(gateway: Gateway, client: httpx.Client, through, direct_ms: list[floa
     """``through`` again, as a client with an rpm and with ``ip_rpm`` on (limits never reached)."""
     admin = {"authorization": f"Bearer {gateway.admin_token}"}
     settings = f"{gateway.url}/api/admin/settings"
-    made = client.post(f"{gateway.url}/api/admin/clients", headers=admin, json={"name": "bench", "rpm": 10**9})
+    made = client.post(f"{gateway.url}/api/admin/clients", headers=admin, json={"name": "bench", "rpm": 1_000_000})
     named = made.raise_for_status().json()
-    client.put(settings, headers=admin, json={"ip_rpm": 10**9}).raise_for_status()
+    client.put(settings, headers=admin, json={"ip_rpm": 1_000_000}).raise_for_status()
     token = {"authorization": f"Bearer {named['token']}"}
     try:
         timed(lambda: through(token), WARMUP)
@@ -195,6 +199,41 @@ def limits(gateway: Gateway, client: httpx.Client, through, direct_ms: list[floa
         "runtime_cpu_ms_per_request": round(cpu_ms, 2),
         "d1_batches_per_request": 1,
     }
+
+
+def pinning(gateway: Gateway, client: httpx.Client) -> dict:
+    """A request for an OpenRouter model, pinned (a splice into the body, a pin renewal in
+    memory) and with pinning off, against the same fake OpenRouter."""
+    admin = {"authorization": f"Bearer {gateway.admin_token}"}
+    api = {"authorization": f"Bearer {gateway.api_token}"}
+    fake = FakeOpenRouter().start()
+    fake.set_endpoints("or/m", [endpoint("a"), endpoint("b", caching=False)])
+    settings = f"{gateway.url}/api/admin/settings"
+    client.put(settings, headers=admin, json={"openrouter_origin": fake.origin}).raise_for_status()
+    made = client.post(
+        f"{gateway.url}/api/admin/providers",
+        headers=admin,
+        json={"name": "or", "platform": "openrouter", "base_url": fake.base_url, "api_key": "sk-or-bench-0123456789", "models": ["or/m"]},
+    ).raise_for_status().json()["provider"]
+    body = {"model": "or/m", "messages": [{"role": "user", "content": "Say hello in one word."}], "max_tokens": 8}
+    url = f"{gateway.url}/v1/chat/completions"
+    figures = {}
+    try:
+        for name, on in (("unpinned_median_ms", 0), ("pinned_median_ms", 1)):
+            client.put(settings, headers=admin, json={"openrouter_pinning": on}).raise_for_status()
+            timed(lambda: client.post(url, json=body, headers=api).raise_for_status(), WARMUP)
+            cpu_before = cpu_seconds(gateway.process.pid)
+            samples = timed(lambda: client.post(url, json=body, headers=api).raise_for_status(), ROUNDS)
+            figures[name] = round(statistics.median(samples), 2)
+            figures[name.replace("median_ms", "runtime_cpu_ms_per_request")] = round(
+                (cpu_seconds(gateway.process.pid) - cpu_before) * 1000 / ROUNDS, 2
+            )
+        figures["endpoint_fetches"] = fake.endpoint_fetches("or/m")
+    finally:
+        client.delete(f"{gateway.url}/api/admin/providers/{made['id']}", headers=admin)
+        client.put(settings, headers=admin, json={"openrouter_pinning": None, "openrouter_origin": None})
+        fake.stop()
+    return figures
 
 
 def _stream_url(gateway: Gateway, name: str, path: str) -> str:
