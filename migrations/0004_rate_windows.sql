@@ -7,3 +7,5 @@ CREATE TABLE rate_windows (
   window_start INTEGER NOT NULL, -- epoch milliseconds, a multiple of 60000
   count INTEGER NOT NULL
 ) WITHOUT ROWID;
+-- The once-a-minute sweep reads only the rows it deletes.
+CREATE INDEX rate_windows_by_start ON rate_windows (window_start);

@@ -226,14 +226,30 @@ def test_failed_token_checks_lock_out_an_address_for_the_rest_of_the_minute(gate
     assert post(gateway, gateway.api_token, guesser).status_code == 200
 
 
+@pytest.mark.usefixtures("provider", "fresh_window")
+def test_only_presented_tokens_count_and_the_same_one_counts_once(gateway, admin):
+    admin.put("/settings", json={"auth_fail_limit": 2}).raise_for_status()
+    ip = new_ip()
+    bare = {"cf-connecting-ip": ip}
+
+    keyless = [httpx.get(f"{gateway.url}/api/tags", headers=bare).status_code for _ in range(3)]
+    repeated = [post(gateway, "the-same-wrong-token-xx", ip).status_code for _ in range(3)]
+
+    assert keyless == [401, 401, 401]
+    assert repeated == [401, 401, 401]
+    assert post(gateway, gateway.api_token, ip).status_code == 200  # not locked
+    assert post(gateway, "another-wrong-token-xxx", ip).status_code == 401  # the second failure
+    assert post(gateway, gateway.api_token, ip).status_code == 429
+
+
 @pytest.mark.usefixtures("fresh_window")
 def test_wrong_admin_tokens_count_towards_the_lock(gateway, admin):
     admin.put("/settings", json={"auth_fail_limit": 2}).raise_for_status()
     ip = new_ip()
 
     wrong = [
-        httpx.get(f"{gateway.url}/api/admin/status", headers={"authorization": "Bearer nope", "cf-connecting-ip": ip})
-        for _ in range(3)
+        httpx.get(f"{gateway.url}/api/admin/status", headers={"authorization": f"Bearer nope-{n}", "cf-connecting-ip": ip})
+        for n in range(3)
     ]
 
     assert [r.status_code for r in wrong] == [401, 401, 429]

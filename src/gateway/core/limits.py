@@ -13,7 +13,12 @@ Rules:
 - The lock: once ``authfail:<ip>`` reached its limit, every request from that IP is refused until
   the window ends, before any token is compared, on the API and the admin API alike.
 - The caller's IP is ``CF-Connecting-IP`` (Cloudflare sets it; a caller cannot); without it,
-  the one caller ``unknown``.
+  the one caller ``unknown``. An IPv6 caller is its /64: one host commonly holds a whole /64, so
+  counting addresses would give it endless fresh windows (and endless rows).
+- Only a presented token can fail a check: a request without one is refused (401) without being
+  counted, so a keyless health check or app cannot lock its address out. The same wrong token from
+  one IP counts once per window in an isolate (a page or an SDK sending it on several requests at
+  once is one mistake, not several guesses).
 - ``LimitMemory`` is what one isolate remembers so a warm request asks D1 nothing it knows:
   keys at their limit (refused locally until their window ends) and IPs checked and found not
   locked (trusted for ``AUTH_LOCK_RECHECK_MS``). Losing it costs a D1 query, never correctness
@@ -22,6 +27,7 @@ Rules:
 
 from __future__ import annotations
 
+import ipaddress
 import math
 from dataclasses import dataclass
 
@@ -54,7 +60,12 @@ def caller_ip(header: str | None) -> str:
     ip = (header or "").strip()
     if not ip or len(ip) > _MAX_IP_CHARS or not all(c.isalnum() or c in ".:" for c in ip):
         return UNKNOWN_IP
-    return ip.lower()
+    if ":" not in ip:
+        return ip
+    try:
+        return str(ipaddress.IPv6Network(f"{ip}/64", strict=False))
+    except ValueError:
+        return UNKNOWN_IP
 
 
 def ip_key(ip: str) -> str:
@@ -110,6 +121,7 @@ class LimitMemory:
         self._max_entries = max_entries
         self._full: dict[str, tuple[int, int]] = {}  # key -> (limit, reset_at_ms)
         self._open: dict[str, int] = {}  # ip -> trusted until (ms)
+        self._failed: dict[str, int] = {}  # "ip token-digest" -> counted until (ms)
         self._swept_window = -1
 
     def full(self, key: str, limit: int, now_ms: int) -> Verdict | None:
@@ -133,9 +145,16 @@ class LimitMemory:
         self._make_room(now_ms)
         self._open[ip] = now_ms + rules.AUTH_LOCK_RECHECK_MS
 
-    def note_failure(self, ip: str) -> None:
-        """A failed token check from ``ip``: its next valid token asks D1 again."""
+    def note_failure(self, ip: str, digest: str, now_ms: int) -> bool:
+        """A failed token check from ``ip`` with the token whose digest is ``digest``: its next
+        valid token asks D1 again. True when it is to be counted (not counted in this window yet)."""
         self._open.pop(ip, None)
+        key = f"{ip} {digest}"
+        if self._failed.get(key, 0) > now_ms:
+            return False
+        self._make_room(now_ms)
+        self._failed[key] = window_start(now_ms) + rules.RATE_WINDOW_MS
+        return True
 
     def sweep_due(self, now_ms: int) -> bool:
         """True once per window: time for the D1 batch to drop windows that ended (rows
@@ -149,10 +168,12 @@ class LimitMemory:
     def _make_room(self, now_ms: int) -> None:
         """Bound the memory: past ``max_entries`` (callers from many IPs), expired entries go;
         if every entry is live, all go (forgetting costs D1 queries, never a wrong count)."""
-        if len(self._full) + len(self._open) < self._max_entries:
+        if len(self._full) + len(self._open) + len(self._failed) < self._max_entries:
             return
         self._full = {k: v for k, v in self._full.items() if v[1] > now_ms}
         self._open = {k: v for k, v in self._open.items() if v > now_ms}
-        if len(self._full) + len(self._open) >= self._max_entries:
+        self._failed = {k: v for k, v in self._failed.items() if v > now_ms}
+        if len(self._full) + len(self._open) + len(self._failed) >= self._max_entries:
             self._full.clear()
             self._open.clear()
+            self._failed.clear()

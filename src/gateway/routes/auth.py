@@ -65,7 +65,7 @@ async def require_api(call: Call, config: Config, *, query_key: bool = False) ->
         client = find_client(config.clients, token)
         valid = client is not None
     if not valid:
-        await limits.failed(api=True)
+        await limits.failed(token, api=True)
         raise AuthenticationError()
     call.answer_headers.update(await limits.admit(client, api=True))
     hops = read_hops(request.header(HOP))
@@ -87,6 +87,6 @@ async def require_admin(call: Call, config: Config) -> None:
         or token_matches(token, config.api_token)
         or find_client(config.clients, token) is not None
     ):
-        await limits.failed(api=False)
+        await limits.failed(token, api=False)
         raise AuthenticationError("Invalid admin token", code="invalid_admin_token")
     await limits.admit(None, api=False)

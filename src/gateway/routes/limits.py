@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 
 from gateway import isolate
-from gateway.core.clients import Client
+from gateway.core.clients import Client, token_hash
 from gateway.core.config import Config
 from gateway.core.limits import Verdict, authfail_key, caller_ip, client_key, ip_key, window_start
 from gateway.errors import RateLimitedError, StorageError
@@ -32,7 +32,7 @@ class Limits:
 
     def __init__(self, call: Call, config: Config) -> None:
         settings = config.settings
-        self._db = call.env.DB
+        self._env = call.env
         self._fail_limit = settings.auth_fail_limit
         self._ip_rpm = settings.ip_rpm
         self._default_rpm = settings.default_client_rpm
@@ -47,12 +47,14 @@ class Limits:
             if known is not None:
                 raise self._locked(known)
 
-    async def failed(self, *, api: bool) -> None:
-        """Count a failed token check (and, on /v1, the request against ``ip_rpm``); raise the
-        lock's 429 when the IP was locked already."""
+    async def failed(self, token: str | None, *, api: bool) -> None:
+        """Count a failed check of ``token`` (and, on /v1, the request against ``ip_rpm``); raise
+        the lock's 429 when the IP was locked already. No token: nothing to count (a request
+        without one guesses nothing)."""
+        if not token:
+            return
         counts: list[tuple[str, int]] = []
-        if self._fail_limit:
-            self._memory.note_failure(self._ip)
+        if self._fail_limit and self._memory.note_failure(self._ip, token_hash(token), self._now):
             counts.append((authfail_key(self._ip), self._fail_limit))
         if api and self._ip_rpm and self._memory.full(ip_key(self._ip), self._ip_rpm, self._now) is None:
             counts.append((ip_key(self._ip), self._ip_rpm))
@@ -117,7 +119,7 @@ class Limits:
         """The D1 batch, or None when D1 cannot answer: the limits fail open."""
         sweep = self._memory.sweep_due(self._now)
         try:
-            return await d1.count_windows(self._db, window_start(self._now), reads, counts, sweep=sweep)
+            return await d1.count_windows(self._env.DB, window_start(self._now), reads, counts, sweep=sweep)
         except StorageError:
             logger.warning("rate limits not applied: D1 could not count this request (failing open)")
             return None

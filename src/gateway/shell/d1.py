@@ -390,13 +390,15 @@ async def delete_setting(db: Any, key: str) -> None:
 # --- Rate windows (SPEC §14, ``core/limits.py``; ``migrations/0004_rate_windows.sql``) ---------
 
 # Count one request in the key's window unless it is at its limit (?3); a row of an older window
-# starts again at 1. RETURNING yields the new count, or no row when the limit refused the update.
+# starts again at 1. A request stamped with an older window than the row's (an isolate whose clock
+# is behind, at a minute's turn) counts in the row's window rather than resetting it. RETURNING
+# yields the new count, or no row when the limit refused the update.
 _COUNT_WINDOW = (
     "INSERT INTO rate_windows (key, window_start, count) VALUES (?1, ?2, 1) "
     "ON CONFLICT (key) DO UPDATE SET "
-    "count = CASE WHEN window_start = excluded.window_start THEN count + 1 ELSE 1 END, "
-    "window_start = excluded.window_start "
-    "WHERE window_start <> excluded.window_start OR count < ?3 "
+    "count = CASE WHEN excluded.window_start > window_start THEN 1 ELSE count + 1 END, "
+    "window_start = MAX(window_start, excluded.window_start) "
+    "WHERE excluded.window_start > window_start OR count < ?3 "
     "RETURNING count"
 )
 _READ_WINDOW = "SELECT count FROM rate_windows WHERE key = ?1 AND window_start = ?2"

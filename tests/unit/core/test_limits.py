@@ -34,7 +34,10 @@ def test_windows_are_fixed_utc_minutes(now, start):
     ("header", "ip"),
     [
         ("203.0.113.7", "203.0.113.7"),
-        (" 2001:DB8::1 ", "2001:db8::1"),
+        (" 2001:DB8::1 ", "2001:db8::/64"),
+        ("2001:db8::ffff:1", "2001:db8::/64"),
+        ("2001:db8:0:1::1", "2001:db8:0:1::/64"),
+        ("::ffff:zz", UNKNOWN_IP),
         (None, UNKNOWN_IP),
         ("", UNKNOWN_IP),
         ("1.2.3.4, 5.6.7.8", UNKNOWN_IP),
@@ -89,8 +92,18 @@ def test_an_open_address_is_trusted_for_the_recheck_time_and_forgotten_on_a_fail
 
     assert memory.lock_open("1.2.3.4", T0 + rules.AUTH_LOCK_RECHECK_MS - 1)
     assert not memory.lock_open("1.2.3.4", T0 + rules.AUTH_LOCK_RECHECK_MS)
-    memory.note_failure("1.2.3.4")
+    memory.note_failure("1.2.3.4", "digest", T0)
     assert not memory.lock_open("1.2.3.4", T0)
+
+
+def test_the_same_wrong_token_counts_once_per_window():
+    memory = LimitMemory()
+
+    counted = [memory.note_failure("1.2.3.4", d, T0 + i) for i, d in enumerate(["x", "x", "y"])]
+
+    assert counted == [True, False, True]
+    assert memory.note_failure("1.2.3.4", "x", T0 + MINUTE)  # a new window
+    assert memory.note_failure("5.6.7.8", "x", T0)  # another address
 
 
 def test_the_sweep_is_due_once_per_window():
