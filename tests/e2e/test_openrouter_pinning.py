@@ -123,27 +123,35 @@ def test_a_429_is_retried_in_place(api, admin, openrouter, model):
     assert pins(admin)[model]["switches"] == 0
 
 
-def test_three_faults_in_a_row_cool_the_endpoint_and_move_the_lock(api, admin, openrouter, gateway, model):
+def test_three_faults_in_a_row_cool_the_endpoint_and_move_the_lock(api, admin, openrouter, model):
     openrouter.always_for("cache", Json({"error": {"message": "upstream exploded"}}, status=502))
 
-    first = chat(api, model)  # two faults: the attempt and the same-model retry
-    assert first.status_code >= 500
-    gateway.advance_clock(2 * MINUTE_MS)  # past the provider's 90 s cooldown
-    served = None
-    for _ in range(4):  # the third fault moves the lock; a probe is not retried, so ask again
-        served = chat(api, model)
-        if served.status_code == 200:
-            break
-        gateway.advance_clock(2 * MINUTE_MS)
+    answers = [chat(api, model) for _ in range(4)]
 
-    assert served.status_code == 200
-    assert served.json()["choices"][0]["message"]["content"] == "served by cheap"
-    assert openrouter.pinned_slugs()[:3] == ["cache", "cache", "cache"]
-    assert openrouter.pinned_slugs()[-1] == "cheap"
+    # Each fault is served at once unpinned (OpenRouter's own routing), the caller never notices;
+    # the third moves the lock.
+    assert [a.status_code for a in answers] == [200, 200, 200, 200]
+    assert [a.json()["choices"][0]["message"]["content"] for a in answers] == [
+        "served by unpinned", "served by unpinned", "served by unpinned", "served by cheap",
+    ]
+    assert openrouter.pinned_slugs() == ["cache", None, "cache", None, "cache", None, "cheap"]
     pinned = pins(admin)[model]
     assert pinned["lock"]["slug"] == "cheap" and pinned["switches"] == 1
     cooled = {c["slug"]: c["cooled_until"] for c in pinned["candidates"]}
     assert cooled["cache"] is not None and cooled["cheap"] is None
+
+
+def test_a_slug_that_cannot_take_the_request_is_bypassed_not_blamed(api, admin, openrouter, model):
+    refusal = {"error": {"message": "No endpoints found that support tool use.", "code": 404}}
+    openrouter.queue_for("cache", Json(refusal, status=404))
+
+    answer = chat(api, model)
+
+    assert answer.status_code == 200
+    assert openrouter.pinned_slugs() == ["cache", None]
+    pinned = pins(admin)[model]
+    assert (pinned["lock"]["slug"], pinned["failures"]) == ("cache", 0)
+    assert chat(api, model).status_code == 200  # the model is not benched
 
 
 def test_the_cron_refreshes_candidates_but_never_moves_a_live_lock(api, admin, openrouter, gateway, model):

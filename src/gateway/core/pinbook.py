@@ -6,7 +6,8 @@ Rules:
   knows: the newer candidates win (by ``refreshed_at_ms``); for the same locked slug, the later
   ``lock_until`` and the larger ``switches`` win and the isolate's own fault count stays; when the
   row holds another slug, another isolate took or moved the lock, and the row wins unless this
-  isolate moved its lock more often (its move is the newer, and is on its way to D1).
+  isolate moved its lock more often (its move is the newer, and is on its way to D1); a row with
+  no lock never takes this isolate's away.
 - ``written`` remembers the ``lock_until`` this isolate last wrote per model, so a renewal is
   written at most once per ``OPENROUTER_RENEW_WRITE_MS`` (``pinning.renewal_due``).
 - A model whose endpoints could not be fetched is not fetched again by requests for
@@ -29,7 +30,9 @@ def merge_pin(local: Pin, stored: Pin) -> Pin:
     newer = stored if (stored.refreshed_at_ms or 0) > (local.refreshed_at_ms or 0) else local
     candidates = (newer.candidates, newer.refreshed_at_ms)
     if stored.lock_slug != local.lock_slug:
-        base = local if local.switches > stored.switches else stored
+        # No lock in the row: this isolate's lock is on its way to D1 (or its write failed).
+        ours = local.switches > stored.switches or stored.lock_slug is None
+        base = local if ours else stored
     else:
         until = max(local.lock_until_ms or 0, stored.lock_until_ms or 0) or None
         cooled = {**stored.cooled, **{s: max(t, stored.cooled.get(s, 0)) for s, t in local.cooled.items()}}

@@ -207,9 +207,12 @@ def _counted(endpoint: object, now_ms: int) -> _Counted | None:
         if not uptime >= rules.OPENROUTER_MIN_UPTIME:  # NaN too
             return None
     slug = _slug(endpoint)
-    if not slug:
+    pricing = endpoint.get("pricing")
+    if not slug or not isinstance(pricing, Mapping):
         return None
-    prompt, completion, cache_read = prices_now(endpoint.get("pricing"), now_ms)
+    if _price(pricing.get("prompt")) is None or _price(pricing.get("completion")) is None:
+        return None  # no price, or OpenRouter's "-1" (variable): it cannot be ranked, and is no gift
+    prompt, completion, cache_read = prices_now(pricing, now_ms)
     caching = endpoint.get("supports_implicit_caching") is True
     return _Counted(slug, prompt, completion, cache_read, caching, _p50(endpoint))
 

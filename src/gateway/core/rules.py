@@ -188,3 +188,6 @@ OPENROUTER_RENEW_WRITE_MS = 5 * MINUTE_MS
 # Models one cron run re-scores (the stalest first): each is a subrequest, and a Worker invocation
 # may make 50 on the free plan; the rest wait for the next run.
 OPENROUTER_CRON_MAX_MODELS = 40
+# Endpoint fetches the cron keeps open at once: a Worker invocation holds at most 6 connections,
+# and a fetch queued behind them would spend its 3 s timeout waiting.
+OPENROUTER_CRON_CONCURRENCY = 5

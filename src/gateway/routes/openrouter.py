@@ -78,5 +78,10 @@ async def refresh_candidates(env: Any) -> int:
     stale = [pin for pin in await d1.load_pins(env.DB) if not candidates_fresh(pin, now_ms)]
     stale.sort(key=lambda pin: pin.refreshed_at_ms or 0)
     origin = config.settings.openrouter_origin
-    done = await asyncio.gather(*(_refresh(env.DB, origin, pin) for pin in stale[: rules.OPENROUTER_CRON_MAX_MODELS]))
-    return sum(done)
+    gate = asyncio.Semaphore(rules.OPENROUTER_CRON_CONCURRENCY)
+
+    async def refresh(pin: Pin) -> bool:
+        async with gate:
+            return await _refresh(env.DB, origin, pin)
+
+    return sum(await asyncio.gather(*(refresh(pin) for pin in stale[: rules.OPENROUTER_CRON_MAX_MODELS])))

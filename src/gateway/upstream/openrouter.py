@@ -11,8 +11,12 @@ this module fetches a model's endpoints, sends the pinned request and writes the
   fetch again for ``OPENROUTER_CANDIDATES_FRESH_MS`` (``PinBook.scoring_failed``).
 - A 429 of the pinned slug is retried in place after each of ``OPENROUTER_429_RETRY_MS`` while the
   request's budget allows (switching loses the prompt cache); then the loop's rules apply.
-- A timeout, 5xx or bad stream start counts against the locked slug (``pin_after_fault``); a
-  delivery resets the count.
+- A timeout, 5xx or bad stream start counts against the locked slug (``pin_after_fault``; not a
+  timeout the request's budget cut short); a delivery resets the count. Such a fault, and
+  OpenRouter's 404 for a slug that cannot take the request (``_pin_refused``: tools it lacks, the
+  account's data policy), are then retried at once unpinned, in the same attempt: OpenRouter's own
+  routing serves that request, as it did before pinning, instead of the whole provider cooling
+  down for one upstream's hiccup. Only when that fails too do the loop's rules apply.
 - D1 writes (a lock taken or moved, a first scoring, a due renewal) go to ``waitUntil``: the answer
   never waits for them. A failed write is logged; the next change writes the whole row again.
 """
@@ -93,6 +97,23 @@ def _rate_limited(outcome: Outcome) -> bool:
     return isinstance(outcome, Observed) and outcome.status == 429
 
 
+def _pin_refused(outcome: Outcome) -> bool:
+    """OpenRouter's 404 when the pinned slug cannot take this request (``allow_fallbacks`` is
+    off): "No endpoints found that support tool use", "…matching your data policy", "No allowed
+    providers…". Not the endpoint's fault, and not a retired model."""
+    if not isinstance(outcome, Observed) or outcome.status != 404:
+        return False
+    text = outcome.body.lower()
+    return "endpoints" in text or "providers" in text
+
+
+def _cut_short(candidate: Candidate, outcome: Outcome, timeout_ms: int) -> bool:
+    """A timeout of an attempt the request's budget had cut below the provider's own timeout: the
+    budget's end, not the endpoint's fault."""
+    nominal_ms = candidate.provider.timeout_ms or rules.DEFAULT_ATTEMPT_TIMEOUT_MS
+    return isinstance(outcome, Observed) and outcome.defect is Defect.TIMEOUT and timeout_ms < nominal_ms
+
+
 class PinnedUpstream:
     """``attempt(candidate, timeout_ms)`` with OpenRouter pinning (see the module doc); ``db`` and
     ``ctx`` are the Worker's D1 binding and context, ``deadline_ms`` the end of the request's
@@ -118,9 +139,11 @@ class PinnedUpstream:
         provider = candidate.provider
         if not self._on or not is_openrouter(provider.platform, provider.base_url, self._origin):
             return await self._plain(candidate, timeout_ms)
+        started_ms = isolate.now_ms()
         slug = await self._slug(candidate.model, timeout_ms)
-        if slug is None:
-            return await self._plain(candidate, timeout_ms)
+        timeout_ms -= isolate.now_ms() - started_ms  # the first scoring's time is the attempt's
+        if slug is None or timeout_ms <= 0:
+            return await self._plain(candidate, max(timeout_ms, 1))
         body = self._body.with_provider(candidate.model, provider_field(slug))
         outcome = await self._send(candidate, body, timeout_ms)
         for wait_ms in rules.OPENROUTER_429_RETRY_MS:
@@ -129,7 +152,13 @@ class PinnedUpstream:
                 break
             await isolate.CLOCK.sleep(wait_ms)
             outcome = await self._send(candidate, body, min(timeout_ms, left_ms))
-        self._after(candidate.model, slug, outcome)
+        self._after(candidate, slug, outcome, timeout_ms)
+        if _fault(outcome) or _pin_refused(outcome):
+            # What OpenRouter did before pinning: its own choice of upstream serves this one
+            # request (the cache is lost once), rather than the whole provider cooling down.
+            left_ms = min(timeout_ms, self._deadline_ms - isolate.now_ms())
+            if left_ms > 0:
+                outcome = await self._plain(candidate, left_ms)
         return outcome
 
     async def _send(self, candidate: Candidate, body: bytes | str, timeout_ms: int) -> Outcome:
@@ -153,12 +182,13 @@ class PinnedUpstream:
         self._keep(before, pin)
         return pin.lock_slug
 
-    def _after(self, model: str, slug: str, outcome: Outcome) -> None:
+    def _after(self, candidate: Candidate, slug: str, outcome: Outcome, timeout_ms: int) -> None:
+        model = candidate.model
         book = isolate.current().pins
         before = book.get(model) or Pin(model)
         if isinstance(outcome, Delivered):
             self._keep(before, pin_after_success(before, slug))
-        elif _fault(outcome):
+        elif _fault(outcome) and not _cut_short(candidate, outcome, timeout_ms):
             self._keep(before, pin_after_fault(before, slug, isolate.now_ms(), self._idle_ms))
 
     def _keep(self, before: Pin, pin: Pin) -> None:

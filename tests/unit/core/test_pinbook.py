@@ -74,3 +74,10 @@ def test_the_pin_is_spliced_in_and_the_rest_is_forwarded_as_sent(raw):
 
     assert json.loads(spliced) == {"provider": {"order": ["a"], "allow_fallbacks": False}, **json.loads(raw)}
     assert spliced.endswith(raw[raw.index(b"{") + 1 :])
+
+
+def test_a_row_without_a_lock_never_takes_the_isolates_away():
+    local = Pin("m", (A, B), T0, "a", T0 + 9000)
+    stored = Pin("m", (A, B), T0)  # the lock's write is still on its way
+
+    assert merge_pin(local, stored).lock_slug == "a"

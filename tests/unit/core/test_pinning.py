@@ -586,3 +586,22 @@ ORIGIN = "https://openrouter.ai"
 )
 def test_is_openrouter(platform, base_url, origin, expected):
     assert is_openrouter(platform, base_url, origin) is expected
+
+
+@pytest.mark.parametrize(
+    "pricing",
+    [
+        pytest.param({"prompt": "-1", "completion": "-1"}, id="variable-price"),
+        pytest.param({"completion": "0.000002"}, id="no-prompt-price"),
+        pytest.param({"prompt": "x", "completion": "0.000002"}, id="invalid-prompt-price"),
+        pytest.param(None, id="no-pricing"),
+    ],
+)
+def test_an_endpoint_without_a_valid_price_is_never_ranked(pricing):
+    unpriced = {**endpoint("unpriced", p50=500.0), "pricing": pricing}
+
+    assert [r.slug for r in ranked(unpriced, endpoint("b"))] == ["b"]
+
+
+def test_a_free_endpoint_is_ranked():
+    assert [r.slug for r in ranked(endpoint("free", prompt="0", completion="0"))] == ["free"]
