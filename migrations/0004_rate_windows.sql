@@ -5,7 +5,8 @@
 CREATE TABLE rate_windows (
   key TEXT PRIMARY KEY,
   window_start INTEGER NOT NULL, -- epoch milliseconds, a multiple of 60000
-  count INTEGER NOT NULL
+  count INTEGER NOT NULL,         -- units counted in the window: requests, or leases of them
+  granted INTEGER NOT NULL        -- what the last count granted (a lease may get less than asked)
 ) WITHOUT ROWID;
 -- The once-a-minute sweep reads only the rows it deletes.
 CREATE INDEX rate_windows_by_start ON rate_windows (window_start);

@@ -88,6 +88,21 @@ def test_the_request_over_a_clients_rpm_is_refused_until_the_next_window(gateway
 
 
 @pytest.mark.usefixtures("provider", "fresh_window")
+def test_leases_count_every_request_with_fewer_d1_batches(gateway, admin, upstream):
+    _, token = make_client(admin, rpm=20)
+    ip = new_ip()
+    before = gateway.d1_statements().count("batch")
+
+    served = [post(gateway, token, ip) for _ in range(20)]
+    refused = post(gateway, token, ip)
+    batches = gateway.d1_statements().count("batch") - before
+
+    assert [r.headers["x-ratelimit-remaining"] for r in served] == [str(n) for n in range(19, -1, -1)]
+    assert refused.status_code == 429 and len(upstream.requests) == 20
+    assert batches < 20  # leases of 2 units while more than 10 are left
+
+
+@pytest.mark.usefixtures("provider", "fresh_window")
 def test_the_count_is_in_d1_so_every_isolate_shares_it(gateway, admin):
     client, token = make_client(admin, rpm=10)
 

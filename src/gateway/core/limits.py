@@ -10,6 +10,12 @@ Rules:
   A limit of 0 or None is off: nothing is counted for it.
 - A counter counts a request only while it is under its limit; the request over it is refused
   (429) and not counted, so a refused caller writes nothing.
+- Leases: an ``ip:`` or ``client:`` counter is counted in D1 by a lease of ``lease_size`` units at
+  once (a tenth of what is left of the window, at least 1); the isolate spends the lease's units on
+  the key's next requests without asking D1 (``spend``). The counts in D1 include every unit
+  leased, so a window never admits more than its limit across isolates; a lease an isolate holds
+  unspent when the window ends is lost, so with several isolates serving one caller a window may
+  admit up to a tenth fewer per isolate. Failed token checks are counted one by one.
 - The lock: once ``authfail:<ip>`` reached its limit, every request from that IP is refused until
   the window ends, before any token is compared, on the API and the admin API alike.
 - The caller's IP is ``CF-Connecting-IP`` (Cloudflare sets it; a caller cannot); without it,
@@ -122,6 +128,7 @@ class LimitMemory:
         self._full: dict[str, tuple[int, int]] = {}  # key -> (limit, reset_at_ms)
         self._open: dict[str, int] = {}  # ip -> trusted until (ms)
         self._failed: dict[str, int] = {}  # "ip token-digest" -> counted until (ms)
+        self._leases: dict[str, tuple[int, int, int, int]] = {}  # key -> (limit, reset, count, left)
         self._swept_window = -1
 
     def full(self, key: str, limit: int, now_ms: int) -> Verdict | None:
@@ -136,6 +143,39 @@ class LimitMemory:
         if verdict.remaining == 0:
             self._make_room(now_ms)
             self._full[key] = (verdict.limit, verdict.reset_at_ms)
+
+    def spend(self, key: str, limit: int, now_ms: int) -> Verdict | None:
+        """This request's unit of ``key``'s lease, or None when the isolate holds none left in
+        this window for this limit (D1 is asked for a new lease)."""
+        lease = self._leases.get(key)
+        if lease is None or lease[0] != limit or lease[1] <= now_ms or lease[3] <= 0:
+            return None
+        _, reset, count, left = lease
+        self._leases[key] = (limit, reset, count, left - 1)
+        return Verdict(limit, count - (left - 1), reset, allowed=True)
+
+    def lease_size(self, key: str, limit: int, now_ms: int) -> int:
+        """How many units to lease: a tenth of what the isolate last knew was left of the window
+        (all of it when it knows nothing), at least 1."""
+        lease = self._leases.get(key)
+        known = limit
+        if lease is not None and lease[0] == limit and lease[1] > now_ms:
+            known = limit - lease[2] + lease[3]
+        return max(math.ceil(known / rules.RATE_LEASE_DIVISOR), 1)
+
+    def grant(self, key: str, limit: int, now_ms: int, answer: tuple[int, int] | None) -> Verdict:
+        """The verdict of D1's answer to a lease of ``key``: ``(count, granted)`` after it, or
+        None when the window was full. The request spends one unit; the rest are kept."""
+        if answer is None or answer[1] <= 0:
+            verdict = Verdict.of(limit, None, now_ms)
+        else:
+            count, granted = answer
+            reset = window_start(now_ms) + rules.RATE_WINDOW_MS
+            self._make_room(now_ms)
+            self._leases[key] = (limit, reset, count, granted - 1)
+            verdict = Verdict(limit, count - (granted - 1), reset, allowed=True)
+        self.note(key, verdict, now_ms)
+        return verdict
 
     def lock_open(self, ip: str, now_ms: int) -> bool:
         """True when ``ip`` was found not locked out less than ``AUTH_LOCK_RECHECK_MS`` ago."""
@@ -168,12 +208,17 @@ class LimitMemory:
     def _make_room(self, now_ms: int) -> None:
         """Bound the memory: past ``max_entries`` (callers from many IPs), expired entries go;
         if every entry is live, all go (forgetting costs D1 queries, never a wrong count)."""
-        if len(self._full) + len(self._open) + len(self._failed) < self._max_entries:
+        if self._size() < self._max_entries:
             return
         self._full = {k: v for k, v in self._full.items() if v[1] > now_ms}
         self._open = {k: v for k, v in self._open.items() if v > now_ms}
         self._failed = {k: v for k, v in self._failed.items() if v > now_ms}
-        if len(self._full) + len(self._open) + len(self._failed) >= self._max_entries:
+        self._leases = {k: v for k, v in self._leases.items() if v[1] > now_ms}
+        if self._size() >= self._max_entries:
             self._full.clear()
             self._open.clear()
             self._failed.clear()
+            self._leases.clear()
+
+    def _size(self) -> int:
+        return len(self._full) + len(self._open) + len(self._failed) + len(self._leases)

@@ -3,8 +3,8 @@
 - An IP the isolate knows to be locked out is refused before any token is compared
   (``refuse_if_locked``); a failed token check is counted (``failed``), and refused with 429 once
   the IP is locked; an admitted caller is counted against ``ip_rpm`` and its client's rpm and
-  checked against the lock (``admit``) in one D1 batch, or none when no count applies and the
-  isolate checked the IP recently.
+  checked against the lock (``admit``) in one D1 batch, or none when the isolate holds a lease
+  of each count (``core/limits.py``) and checked the IP recently.
 - The limiter fails open: when D1 cannot count, the request is served without limits (and the log
   says so); the callers (``routes/auth.py``) enforce tokens, revocation and model lists all the same.
 """
@@ -53,18 +53,20 @@ class Limits:
         without one guesses nothing)."""
         if not token:
             return
-        counts: list[tuple[str, int]] = []
+        counts: list[tuple[str, int, int]] = []
+        lock = authfail_key(self._ip)
         if self._fail_limit and self._memory.note_failure(self._ip, token_hash(token), self._now):
-            counts.append((authfail_key(self._ip), self._fail_limit))
-        if api and self._ip_rpm and self._memory.full(ip_key(self._ip), self._ip_rpm, self._now) is None:
-            counts.append((ip_key(self._ip), self._ip_rpm))
+            counts.append((lock, self._fail_limit, 1))
+        ip = ip_key(self._ip)
+        if api and self._ip_rpm and self._memory.full(ip, self._ip_rpm, self._now) is None:
+            if self._memory.spend(ip, self._ip_rpm, self._now) is None:
+                counts.append((ip, self._ip_rpm, self._memory.lease_size(ip, self._ip_rpm, self._now)))
         answer = await self._ask([], counts) if counts else None
         if answer is None:
             return
-        for (key, limit), counted in zip(counts, answer[1], strict=True):
-            verdict = Verdict.of(limit, counted, self._now)
-            self._memory.note(key, verdict, self._now)
-            if key.startswith("authfail:") and not verdict.allowed:
+        for (key, limit, _), counted in zip(counts, answer[1], strict=True):
+            verdict = self._memory.grant(key, limit, self._now, counted)
+            if key == lock and not verdict.allowed:
                 raise self._locked(verdict)
 
     async def admit(self, client: Client | None, *, api: bool) -> dict[str, str]:
@@ -72,32 +74,36 @@ class Limits:
         limited client's answers. Raises ``RateLimitedError`` (429)."""
         lock = authfail_key(self._ip)
         reads = [lock] if self._fail_limit and not self._memory.lock_open(self._ip, self._now) else []
-        counts: list[tuple[str, int]] = []
+        limited: list[tuple[str, int]] = []
         if api and self._ip_rpm:
-            self._refuse_if_full(ip_key(self._ip), self._ip_rpm, client=None)
-            counts.append((ip_key(self._ip), self._ip_rpm))
+            limited.append((ip_key(self._ip), self._ip_rpm))
         rpm = self._default_rpm if client is None else client.rpm
         if api and rpm:
-            key = client_key(None if client is None else client.id)
-            self._refuse_if_full(key, rpm, client=client)
-            counts.append((key, rpm))
-        if not reads and not counts:
-            return {}
-        answer = await self._ask(reads, counts)
-        if answer is None:
-            return {}
-        read, counted = answer
-        if reads:
-            if read[0] >= self._fail_limit:
-                verdict = Verdict.of(self._fail_limit, None, self._now)
-                self._memory.note(lock, verdict, self._now)
-                raise self._locked(verdict)
-            self._memory.note_open(self._ip, self._now)
-        verdicts = {key: Verdict.of(limit, n, self._now) for (key, limit), n in zip(counts, counted, strict=True)}
-        for key, verdict in verdicts.items():
-            self._memory.note(key, verdict, self._now)
+            limited.append((client_key(None if client is None else client.id), rpm))
+        verdicts: dict[str, Verdict] = {}
+        counts: list[tuple[str, int, int]] = []
+        for key, limit in limited:
+            known = self._memory.full(key, limit, self._now) or self._memory.spend(key, limit, self._now)
+            if known is not None:
+                verdicts[key] = known
+            else:
+                counts.append((key, limit, self._memory.lease_size(key, limit, self._now)))
+        if reads or counts:
+            answer = await self._ask(reads, counts)
+            if answer is None:
+                return {}
+            read, counted = answer
+            if reads:
+                if read[0] >= self._fail_limit:
+                    verdict = Verdict.of(self._fail_limit, None, self._now)
+                    self._memory.note(lock, verdict, self._now)
+                    raise self._locked(verdict)
+                self._memory.note_open(self._ip, self._now)
+            for (key, limit, _), result in zip(counts, counted, strict=True):
+                verdicts[key] = self._memory.grant(key, limit, self._now, result)
         headers: dict[str, str] = {}
-        for key, verdict in verdicts.items():
+        for key, _ in limited:
+            verdict = verdicts[key]
             if key.startswith("ip:"):
                 if not verdict.allowed:
                     raise self._ip_limited(verdict)
@@ -107,15 +113,9 @@ class Limits:
                 headers = self._headers(verdict)
         return headers
 
-    def _refuse_if_full(self, key: str, limit: int, *, client: Client | None) -> None:
-        known = self._memory.full(key, limit, self._now)
-        if known is None:
-            return
-        if key.startswith("ip:"):
-            raise self._ip_limited(known)
-        raise self._client_limited(known, client)
-
-    async def _ask(self, reads: list[str], counts: list[tuple[str, int]]) -> tuple[list[int], list[int | None]] | None:
+    async def _ask(
+        self, reads: list[str], counts: list[tuple[str, int, int]]
+    ) -> tuple[list[int], list[tuple[int, int] | None]] | None:
         """The D1 batch, or None when D1 cannot answer: the limits fail open."""
         sweep = self._memory.sweep_due(self._now)
         try:

@@ -389,37 +389,38 @@ async def delete_setting(db: Any, key: str) -> None:
 
 # --- Rate windows (SPEC §14, ``core/limits.py``; ``migrations/0004_rate_windows.sql``) ---------
 
-# Count one request in the key's window unless it is at its limit (?3); a row of an older window
-# starts again at 1. A request stamped with an older window than the row's (an isolate whose clock
-# is behind, at a minute's turn) counts in the row's window rather than resetting it. RETURNING
-# yields the new count, or no row when the limit refused the update.
+# Lease ?4 units of the key's window, as many as its limit (?3) leaves: a row of an older window
+# starts again. A request stamped with an older window than the row's (an isolate whose clock is
+# behind, at a minute's turn) counts in the row's window rather than resetting it. RETURNING yields
+# the new count and the units granted, or no row when the window was full. (SET reads the old row.)
 _COUNT_WINDOW = (
-    "INSERT INTO rate_windows (key, window_start, count) VALUES (?1, ?2, 1) "
+    "INSERT INTO rate_windows (key, window_start, count, granted) VALUES (?1, ?2, MIN(?4, ?3), MIN(?4, ?3)) "
     "ON CONFLICT (key) DO UPDATE SET "
-    "count = CASE WHEN excluded.window_start > window_start THEN 1 ELSE count + 1 END, "
+    "count = CASE WHEN excluded.window_start > window_start THEN MIN(?4, ?3) ELSE MIN(count + ?4, ?3) END, "
+    "granted = CASE WHEN excluded.window_start > window_start THEN MIN(?4, ?3) ELSE MIN(?4, ?3 - count) END, "
     "window_start = MAX(window_start, excluded.window_start) "
     "WHERE excluded.window_start > window_start OR count < ?3 "
-    "RETURNING count"
+    "RETURNING count, granted"
 )
 _READ_WINDOW = "SELECT count FROM rate_windows WHERE key = ?1 AND window_start = ?2"
 _SWEEP_WINDOWS = "DELETE FROM rate_windows WHERE window_start < ?1"
 
 
 async def count_windows(
-    db: Any, start: int, reads: Sequence[str], counts: Sequence[tuple[str, int]], *, sweep: bool = False
-) -> tuple[list[int], list[int | None]]:
+    db: Any, start: int, reads: Sequence[str], counts: Sequence[tuple[str, int, int]], *, sweep: bool = False
+) -> tuple[list[int], list[tuple[int, int] | None]]:
     """One round trip (a batch is one transaction, so counts are exact across isolates): the
-    counts of the keys ``reads`` in the window beginning at ``start`` (0 when none), then each
-    ``(key, limit)`` of ``counts`` counted unless at its limit — the new count, or None when
-    refused. ``sweep`` also deletes the rows of windows that ended."""
+    counts of the keys ``reads`` in the window beginning at ``start`` (0 when none), then for each
+    ``(key, limit, units)`` of ``counts`` a lease of ``units`` — ``(count, granted)`` after it, or
+    None when the window was full. ``sweep`` also deletes the rows of windows that ended."""
     statements = [db.prepare(_READ_WINDOW).bind(key, start) for key in reads]
-    statements += [db.prepare(_COUNT_WINDOW).bind(key, start, limit) for key, limit in counts]
+    statements += [db.prepare(_COUNT_WINDOW).bind(key, start, limit, units) for key, limit, units in counts]
     if sweep:
         statements.append(db.prepare(_SWEEP_WINDOWS).bind(start))
     results = await _batch("count requests", db, statements)
     rows = [r["results"] for r in results[: len(reads) + len(counts)]]
     read = [int(r[0]["count"]) if r else 0 for r in rows[: len(reads)]]
-    counted = [int(r[0]["count"]) if r else None for r in rows[len(reads) :]]
+    counted = [(int(r[0]["count"]), int(r[0]["granted"])) if r else None for r in rows[len(reads) :]]
     return read, counted
 
 

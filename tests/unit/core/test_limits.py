@@ -139,3 +139,37 @@ def test_by_default_only_the_failed_auth_lock_is_on():
     settings, _ = resolve_settings({}, {})
 
     assert (settings.ip_rpm, settings.default_client_rpm, settings.auth_fail_limit) == (0, 0, 10)
+
+
+def test_a_lease_is_a_tenth_of_what_is_left_and_spent_without_asking():
+    memory = LimitMemory()
+    now = T0 + 5_000
+
+    assert memory.spend("client:1", 100, now) is None
+    assert memory.lease_size("client:1", 100, now) == 10
+    first = memory.grant("client:1", 100, now, (10, 10))  # D1 counted the 10 units
+    spent = [memory.spend("client:1", 100, now) for _ in range(9)]
+
+    assert first.allowed and first.remaining == 99
+    assert [v.remaining for v in spent] == list(range(98, 89, -1))
+    assert memory.spend("client:1", 100, now) is None  # the lease is used up: ask again
+    assert memory.lease_size("client:1", 100, now) == 9  # a tenth of the 90 left
+
+
+def test_a_lease_belongs_to_its_window_and_limit():
+    memory = LimitMemory()
+    memory.grant("client:1", 100, T0, (10, 10))
+
+    assert memory.spend("client:1", 50, T0) is None
+    assert memory.spend("client:1", 100, T0 + MINUTE) is None
+
+
+def test_a_partial_grant_and_a_full_window():
+    memory = LimitMemory()
+
+    last = memory.grant("ip:a", 10, T0, (10, 1))  # one unit left in D1: granted and spent
+    refused = memory.grant("ip:b", 10, T0, None)
+
+    assert last.allowed and last.remaining == 0
+    assert memory.full("ip:a", 10, T0) is not None
+    assert not refused.allowed and memory.full("ip:b", 10, T0) is not None
