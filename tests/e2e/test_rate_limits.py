@@ -10,6 +10,7 @@ past it when it ends."""
 from __future__ import annotations
 
 import itertools
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 from typing import Any
 
@@ -100,6 +101,17 @@ def test_leases_count_every_request_with_fewer_d1_batches(gateway, admin, upstre
     assert [r.headers["x-ratelimit-remaining"] for r in served] == [str(n) for n in range(19, -1, -1)]
     assert refused.status_code == 429 and len(upstream.requests) == 20
     assert batches < 20  # leases of 2 units while more than 10 are left
+
+
+@pytest.mark.usefixtures("provider", "fresh_window")
+def test_requests_at_once_get_exactly_the_limit(gateway, admin):
+    _, token = make_client(admin, rpm=20)
+    ip = new_ip()
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        statuses = sorted(pool.map(lambda _: post(gateway, token, ip).status_code, range(30)))
+
+    assert statuses == [200] * 20 + [429] * 10
 
 
 @pytest.mark.usefixtures("provider", "fresh_window")

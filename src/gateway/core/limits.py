@@ -165,15 +165,22 @@ class LimitMemory:
 
     def grant(self, key: str, limit: int, now_ms: int, answer: tuple[int, int] | None) -> Verdict:
         """The verdict of D1's answer to a lease of ``key``: ``(count, granted)`` after it, or
-        None when the window was full. The request spends one unit; the rest are kept."""
-        if answer is None or answer[1] <= 0:
+        None when the window was full. Units granted join what the isolate still holds (requests
+        in flight at once each lease, and none of it may be lost: D1 counted it), and the request
+        spends one, from a lease that came back meanwhile if D1 had none left."""
+        reset = window_start(now_ms) + rules.RATE_WINDOW_MS
+        lease = self._leases.get(key)
+        count, left = limit, 0
+        if lease is not None and lease[0] == limit and lease[1] > now_ms:
+            count, left = lease[2], lease[3]
+        if answer is not None and answer[1] > 0:
+            count, left = answer[0], left + answer[1]
+        if left <= 0:
             verdict = Verdict.of(limit, None, now_ms)
         else:
-            count, granted = answer
-            reset = window_start(now_ms) + rules.RATE_WINDOW_MS
             self._make_room(now_ms)
-            self._leases[key] = (limit, reset, count, granted - 1)
-            verdict = Verdict(limit, count - (granted - 1), reset, allowed=True)
+            self._leases[key] = (limit, reset, count, left - 1)
+            verdict = Verdict(limit, count - (left - 1), reset, allowed=True)
         self.note(key, verdict, now_ms)
         return verdict
 

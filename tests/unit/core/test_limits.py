@@ -173,3 +173,26 @@ def test_a_partial_grant_and_a_full_window():
     assert last.allowed and last.remaining == 0
     assert memory.full("ip:a", 10, T0) is not None
     assert not refused.allowed and memory.full("ip:b", 10, T0) is not None
+
+
+def test_leases_taken_at_once_add_up_and_none_is_lost():
+    memory = LimitMemory()
+    # Three requests in flight at once each asked for 4 units of a limit of 10; D1 granted 4, 4, 2.
+    answers = [(4, 4), (8, 4), (10, 2)]
+
+    verdicts = [memory.grant("client:1", 10, T0, answer) for answer in answers]
+    spent = [memory.spend("client:1", 10, T0) for _ in range(7)]
+
+    assert all(v.allowed for v in verdicts)
+    assert [v.allowed for v in spent] == [True] * 7  # 10 units in all, 3 spent by the askers
+    assert memory.spend("client:1", 10, T0) is None
+    assert memory.grant("client:1", 10, T0, None).allowed is False
+
+
+def test_a_request_refused_by_d1_spends_a_lease_that_came_back_meanwhile():
+    memory = LimitMemory()
+    memory.grant("client:1", 10, T0, (10, 10))  # another request's lease: 9 units left
+
+    late = memory.grant("client:1", 10, T0, None)  # this one found the window full in D1
+
+    assert late.allowed and late.remaining == 8
