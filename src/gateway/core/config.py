@@ -29,7 +29,7 @@ from typing import Literal
 
 from gateway.core import rules
 from gateway.core.aliases import NO_ALIASES, Aliases, alias_problem, compile_aliases
-from gateway.core.clients import Client, clients_by_hash
+from gateway.core.clients import Client, clients_by_hash, restrict_providers
 from gateway.core.hop import DEPLOYMENT_ID_KEY
 from gateway.core.keyring import KeyMemo
 
@@ -370,11 +370,26 @@ class Config:
     token_rows: frozenset[str] = frozenset()
     clients: Mapping[str, Client] = field(default_factory=dict, repr=False)
     key_memo: KeyMemo = field(default_factory=KeyMemo, compare=False, repr=False)
+    # Views of ``providers`` derived once per snapshot, not per request (``providers_for``).
+    _views: dict[object, tuple[Provider, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def enabled_providers(self) -> tuple[Provider, ...]:
         """Enabled providers that hold at least one enabled key."""
-        return tuple(p for p in self.providers if p.enabled and p.enabled_keys)
+        view = self._views.get(None)
+        if view is None:
+            view = self._views[None] = tuple(p for p in self.providers if p.enabled and p.enabled_keys)
+        return view
+
+    def providers_for(self, allowed: tuple[str, ...] | None) -> tuple[Provider, ...]:
+        """``enabled_providers`` with only the models in ``allowed`` (a named client's allow-list,
+        ``core/clients.py``; None: unchanged), remembered per list for this snapshot."""
+        if allowed is None:
+            return self.enabled_providers
+        view = self._views.get(allowed)
+        if view is None:
+            view = self._views[allowed] = tuple(restrict_providers(self.enabled_providers, allowed))
+        return view
 
 
 def build_config(

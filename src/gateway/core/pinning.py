@@ -24,8 +24,8 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import json
-
 import math
 import statistics
 from collections.abc import Mapping
@@ -415,9 +415,11 @@ def _origin(url: object) -> tuple[str, str, int] | None:
     return scheme, host, port
 
 
+@functools.lru_cache(maxsize=256)
 def is_openrouter(platform: str, base_url: str, origin: str) -> bool:
     """True for the platform ``openrouter``, or a ``base_url`` on ``origin`` (same scheme, host,
-    case-insensitive, and port). Never raises."""
+    case-insensitive, and port). Never raises. Remembered: every attempt asks it of its provider,
+    and parsing two URLs per attempt cost more than the rest of pinning's decision."""
     if isinstance(platform, str) and platform.strip().lower() == "openrouter":
         return True
     ours = _origin(base_url)

@@ -15,7 +15,7 @@ from gateway.core import rules
 from gateway.core.aliases import resolve_alias
 from gateway.core.attempt import Candidate
 from gateway.core.chain import build_chain, is_auto, model_catalog
-from gateway.core.clients import Caller, model_refused, restrict_catalog, restrict_providers
+from gateway.core.clients import Caller, model_refused, restrict_catalog
 from gateway.core.config import Config
 from gateway.core.loop import run_loop
 from gateway.core.outcome import Exhausted, LoopResult, Served
@@ -47,7 +47,7 @@ async def route(
             "or 'auto'.",
             param="model",
         )
-    providers = restrict_providers(config.enabled_providers, caller.models)
+    providers = config.providers_for(caller.models)
     now_ms = isolate.now_ms()
     chain = build_chain(providers, model, state, now_ms)
     deadline_ms = now_ms + rules.TOTAL_BUDGET_MS
