@@ -10,8 +10,8 @@ requests straight to the upstream and through the gateway, and prints:
 - pinning (SPEC §15): the same non-streamed request through an OpenRouter provider (a fake
   OpenRouter on 127.0.0.1) with its model pinned, beside the same fake unpinned;
 - limits (SPEC §14): the same non-streamed request from a rate-limited client with ``ip_rpm`` on
-  (one D1 batch per request: the IP's and the client's counts), beside the default (only the
-  failed-auth lock on: no D1 query when warm);
+  (the IP's and the client's counts taken as leases: a D1 batch per lease, about ten a minute),
+  beside the default (only the failed-auth lock on: no D1 query when warm);
 - surfaces (SPEC §12): per translated surface, the added latency of a non-streamed call and the
   runtime process's CPU per streamed event beside the OpenAI pass-through, and the Worker's own
   work per event measured inside Pyodide (scripts/bench_relay.py: Python and the JS it calls,
@@ -197,7 +197,6 @@ def limits(gateway: Gateway, client: httpx.Client, through, direct_ms: list[floa
     return {
         "added_median_ms": round(statistics.median(limited_ms) - statistics.median(direct_ms), 2),
         "runtime_cpu_ms_per_request": round(cpu_ms, 2),
-        "d1_batches_per_request": 1,
     }
 
 
