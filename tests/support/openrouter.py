@@ -24,14 +24,13 @@ Every request is recorded as a ``Call`` (method, path, headers, parsed JSON body
 from __future__ import annotations
 
 import json
-import threading
 from collections import defaultdict, deque
 from dataclasses import dataclass, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote
 
-from support.upstream import FakeUpstream, Hang, Json, Reset, Sse, _held_steps, chunk, completion
+from support.upstream import FakeUpstream, Hang, Json, Reset, ScriptedServer, Sse, _held_steps, chunk, completion
 
 __all__ = ["Call", "FakeOpenRouter", "endpoint", "pinned_slug"]
 
@@ -115,63 +114,30 @@ def _is_step(step: Any) -> bool:
     return isinstance(step, (Json, Sse, Hang, Reset))
 
 
-class FakeOpenRouter:
+class FakeOpenRouter(ScriptedServer):
     def __init__(self) -> None:
         self.requests: list[Call] = []
         self._endpoints: dict[str, list[dict[str, Any]]] = {}
         self._fetches: dict[str, int] = defaultdict(int)
         self._endpoints_status: int | None = None
         self._endpoints_hang: Hang | None = None
-        self._steps: dict[str | None, deque[Any]] = defaultdict(deque)
-        self._always: dict[str | None, Any] = {}
-        self._held: list[Hang | Sse] = []
-        # Set when the fake could not write to a connection: the gateway closed it.
-        self.disconnected = threading.Event()
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__()
 
     # -- life cycle -------------------------------------------------------------------------------
-
-    @property
-    def origin(self) -> str:
-        """What the gateway's ``OPENROUTER_ORIGIN`` is set to."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     @property
     def base_url(self) -> str:
         """What a provider on this fake has as its ``base_url``."""
         return self.origin + API
 
-    def start(self) -> FakeOpenRouter:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._release_all()
-        self._server.shutdown()
-        self._server.server_close()
-
     def reset(self) -> None:
-        self._release_all()
+        super().reset()
         with self._lock:
             self.requests.clear()
             self._endpoints.clear()
             self._fetches.clear()
             self._endpoints_status = None
             self._endpoints_hang = None
-            self._steps.clear()
-            self._always.clear()
-            self.disconnected.clear()
-
-    def _release_all(self) -> None:
-        """Let every held step go on: a test never leaves the fake's threads waiting."""
-        with self._lock:
-            for step in self._held:
-                for event in (step.release,) if isinstance(step, Hang) else step.gates.values():
-                    event.set()
-            self._held.clear()
 
     # -- endpoints API ----------------------------------------------------------------------------
 
@@ -252,8 +218,8 @@ class FakeOpenRouter:
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         fake = self
-        # The fake upstream's handler writes the steps (JSON, SSE, hang, reset); its writers only
-        # touch ``disconnected`` on the object they are built for, which this fake has too.
+        # The fake upstream's handler writes the steps (``_answer``: JSON, SSE, hang, reset); its
+        # writers only touch ``disconnected`` on the object they are built for (a ScriptedServer).
         writer: type[Any] = FakeUpstream._handler_class(self)  # type: ignore[arg-type]
 
         class Handler(writer):  # type: ignore[misc, valid-type]
@@ -267,19 +233,6 @@ class FakeOpenRouter:
                 with fake._lock:
                     fake.requests.append(call)
                 return call
-
-            def _answer(self, step: Any) -> None:
-                if isinstance(step, Json):
-                    self._json(step)
-                elif isinstance(step, Sse):
-                    self._sse(step)
-                elif isinstance(step, Hang):
-                    step.release.wait(timeout=60)
-                    self.close_connection = True
-                elif isinstance(step, Reset):
-                    self._reset()
-                else:
-                    raise TypeError(f"unknown step {step!r}")
 
             def do_GET(self) -> None:
                 self._record("GET")

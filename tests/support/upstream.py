@@ -29,7 +29,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 __all__ = [
     "UPSTREAM_KEY",
@@ -185,15 +185,15 @@ def _held_steps(steps: tuple[Any, ...]) -> list[Hang | Sse]:
     return held
 
 
-class FakeUpstream:
+class ScriptedServer:
+    """What every scripted fake shares: a threaded HTTP server on 127.0.0.1 (``_handler_class``
+    gives its handler), the steps queued per key and the steps set for always, the held steps and
+    ``disconnected``, set when the fake could not write to a connection (the gateway closed it)."""
+
     def __init__(self) -> None:
-        self.requests: list[Recorded] = []
-        self.model_list_requests: list[Recorded] = []
-        self._model_list = Json(model_list(DEFAULT_MODELS))
         self._steps: dict[str | None, deque[Any]] = defaultdict(deque)
         self._always: dict[str | None, Any] = {}
         self._held: list[Hang | Sse] = []
-        # Set when the fake could not write to a connection: the gateway closed it.
         self.disconnected = threading.Event()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -201,10 +201,10 @@ class FakeUpstream:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def start(self) -> FakeUpstream:
+    def start(self) -> Self:
         self._thread.start()
         return self
 
@@ -214,11 +214,9 @@ class FakeUpstream:
         self._server.server_close()
 
     def reset(self) -> None:
+        """Let every held step go on and forget the scripted steps (subclasses forget the rest)."""
         self._release_all()
         with self._lock:
-            self.requests.clear()
-            self.model_list_requests.clear()
-            self._model_list = Json(model_list(DEFAULT_MODELS))
             self._steps.clear()
             self._always.clear()
             self.disconnected.clear()
@@ -230,6 +228,28 @@ class FakeUpstream:
                 for event in (step.release,) if isinstance(step, Hang) else step.gates.values():
                     event.set()
             self._held.clear()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+
+class FakeUpstream(ScriptedServer):
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.model_list_requests: list[Recorded] = []
+        self._model_list = Json(model_list(DEFAULT_MODELS))
+        super().__init__()
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.origin}/v1"
+
+    def reset(self) -> None:
+        super().reset()
+        with self._lock:
+            self.requests.clear()
+            self.model_list_requests.clear()
+            self._model_list = Json(model_list(DEFAULT_MODELS))
 
     def requests_for(self, model: str) -> list[Recorded]:
         return [r for r in self.requests if r.json.get("model") == model]
@@ -298,7 +318,10 @@ class FakeUpstream:
                     model = json.loads(body).get("model")
                 except ValueError:
                     model = None
-                step = upstream._next_step(model, recorded)
+                self._answer(upstream._next_step(model, recorded))
+
+            def _answer(self, step: Any) -> None:
+                """Write one step: JSON, SSE, a hang until released, or a reset connection."""
                 if isinstance(step, Json):
                     self._json(step)
                 elif isinstance(step, Sse):
