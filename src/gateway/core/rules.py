@@ -120,9 +120,9 @@ DEFAULT_AUTH_FAIL_LIMIT = 10
 # isolate set reaches this one's valid-token callers within this time; a wrong token is always
 # counted in D1 at once, so a guesser gains nothing from it.
 AUTH_LOCK_RECHECK_MS = 10 * SECOND_MS
-# A lease (``core/limits.py``) is this fraction of what is left of a window: D1 is asked about
-# ten times per window by a busy caller instead of once per request, and an isolate can hold at
-# most a tenth of a window unspent.
+# A lease (``core/limits.py``) is this fraction of what is left of a window: a caller far below
+# its limit costs one D1 batch a window, one using all of it a few dozen (24 for an rpm of 60)
+# instead of one per request, and an isolate can hold at most a tenth of a window unspent.
 RATE_LEASE_DIVISOR = 10
 # What an isolate remembers of windows (refused keys, open IPs) before it drops expired entries.
 RATE_MEMORY_MAX_ENTRIES = 10_000
