@@ -9,6 +9,7 @@ as an error, never as a finished answer.
 from __future__ import annotations
 
 import json
+import threading
 
 import anthropic
 import httpx
@@ -176,12 +177,15 @@ def test_anthropic_stream_fails_over_before_it_starts(claude, two_providers, ups
 
 
 def test_anthropic_mid_stream_cut_is_an_error(claude, provider, upstream):
-    upstream.queue(cut(MODEL))
+    got_text = threading.Event()
+    upstream.queue(cut(MODEL, held=got_text))
     received = []
 
     with pytest.raises(anthropic.APIStatusError) as raised:  # noqa: PT012 - the error comes while iterating
         with claude.messages.stream(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "hi"}]) as s:
-            received.extend(s.text_stream)
+            for text in s.text_stream:
+                received.append(text)
+                got_text.set()
 
     assert "".join(received).startswith("Hell")
     assert raised.value.body["type"] == "error"
@@ -289,10 +293,15 @@ def test_responses_stream_fails_over_before_it_starts(oai, two_providers, upstre
 
 
 def test_responses_mid_stream_cut_fails_the_response(oai, provider, upstream):
-    upstream.queue(cut(MODEL))
+    got_text = threading.Event()
+    upstream.queue(cut(MODEL, held=got_text))
+    types = []
 
     with oai.responses.stream(model=MODEL, input="hi") as stream:
-        types = [e.type for e in stream]
+        for event in stream:
+            types.append(event.type)
+            if event.type == "response.output_text.delta":
+                got_text.set()
         with pytest.raises(RuntimeError, match="response.completed"):
             stream.get_final_response()
 
@@ -443,13 +452,16 @@ def test_gemini_stream_fails_over_before_it_starts(gateway, two_providers, upstr
 
 
 def test_gemini_mid_stream_cut_is_an_error(gateway, provider, upstream):
-    upstream.queue(cut(MODEL))
+    got_text = threading.Event()
+    upstream.queue(cut(MODEL, held=got_text))
     client = gemini_client(gateway, "v1beta")
     received = []
 
     with pytest.raises(genai_errors.APIError):  # noqa: PT012 - the error comes while iterating
         for c in client.models.generate_content_stream(model=MODEL, contents="hi"):
             received.append(c)
+            if c.text:
+                got_text.set()
 
     assert "".join(c.text or "" for c in received).startswith("Hell")
     assert not any(c.candidates and c.candidates[0].finish_reason for c in received)
@@ -544,12 +556,15 @@ def test_ollama_stream_fails_over_before_it_starts(llama, two_providers, upstrea
 
 
 def test_ollama_mid_stream_cut_is_an_error(llama, provider, upstream):
-    upstream.queue(cut(MODEL))
+    got_text = threading.Event()
+    upstream.queue(cut(MODEL, held=got_text))
     received = []
 
     with pytest.raises(ollama.ResponseError):  # noqa: PT012 - the error comes while iterating
         for part in llama.chat(model=MODEL, messages=[{"role": "user", "content": "hi"}], stream=True):
             received.append(part)
+            if part.message.content:
+                got_text.set()
 
     assert "".join(p.message.content or "" for p in received).startswith("Hell")
     assert not any(p.done for p in received)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,11 +120,14 @@ def answer(model: str, *, stream: bool, **content: Any) -> Json | Sse:
     return Json(completion_with(model, **content))
 
 
-def cut(model: str, text: str = "Hello, this answer is cut short", after: int = 3) -> Sse:
+def cut(
+    model: str, text: str = "Hello, this answer is cut short", after: int = 3, held: threading.Event | None = None
+) -> Sse:
     """A stream that sends its role chunk and ``after`` - 1 text fragments, then resets the
-    connection: no ``finish_reason``, no ``[DONE]``."""
+    connection: no ``finish_reason``, no ``[DONE]``. ``held``: the reset waits for it (a test
+    sets it once its client got the text: a reset discards what the gateway has not read yet)."""
     events = stream_events(model, text=text, usage=None, pieces=8)[:after]
-    return Sse(events, done=False, reset=True)
+    return Sse(events, done=False, reset=True, gates={} if held is None else {len(events): held})
 
 
 def server_error(status: int = 500, message: str = "the fake upstream failed") -> Json:
