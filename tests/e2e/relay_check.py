@@ -1,9 +1,13 @@
-"""Drives ``gateway.shell.stream.Relay`` (the OpenAI pass-through relay) inside Pyodide against
-JS streams and prints one JSON report per scenario (run by test_relay.py through run-python.mjs;
-argv[1] is the folder holding the Worker's modules).
+"""Drives both relays inside Pyodide against JS streams and prints one JSON report, a section per
+relay and an entry per scenario (run by test_relay.py through run-python.mjs; argv[1] is the folder
+holding the Worker's modules):
 
-The upstream is a JS byte ``ReadableStream`` fed as a fetch body is, by the network: its chunks
-arrive every few milliseconds whether or not anyone reads, then it closes, fails or stays open.
+- ``pass_through``: ``gateway.shell.stream.Relay``. Its upstream is a JS byte ``ReadableStream`` fed
+  as a fetch body is, by the network: chunks arrive every few milliseconds whether or not anyone
+  reads, then it closes, fails or stays open.
+- ``translated``: ``gateway.shell.translation.TranslatedRelay`` (Anthropic). Its upstream yields a
+  chunk per read and can be left open after its last chunk.
+
 The caller is a JS reader that can pause between reads. The stall setting is 200 ms.
 """
 
@@ -20,10 +24,12 @@ sys.path.insert(0, sys.argv[1])
 
 from gateway.core.sse import first_event  # noqa: E402
 from gateway.shell.stream import OpenedStream, Relay  # noqa: E402
+from gateway.shell.translation import TranslatedRelay  # noqa: E402
+from gateway.surfaces.anthropic import AnthropicStream  # noqa: E402
 
 STALL_MS = 200
 
-_upstream = run_js(
+_pushed_upstream = run_js(
     """(chunks, end) => {
         const state = { cancelled: false };
         const stream = new ReadableStream({
@@ -44,6 +50,21 @@ _upstream = run_js(
         return [stream, state];
     }"""
 )
+_pulled_upstream = run_js(
+    """(chunks, keepOpen) => {
+        let i = 0;
+        const state = { cancelled: false };
+        const stream = new ReadableStream({
+            pull(c) {
+                if (i < chunks.length) c.enqueue(chunks[i++]);
+                else if (!keepOpen) c.close();
+                else return new Promise(() => {});  // an upstream that never closes
+            },
+            cancel() { state.cancelled = true; },
+        }, { highWaterMark: 0 });
+        return [stream, state];
+    }"""
+)
 _caller = run_js(
     """async (readable, pauseMs) => {
         const reader = readable.getReader();
@@ -59,38 +80,61 @@ _caller = run_js(
 )
 
 
-def _event(content: str | None, finish: str | None = None) -> bytes:
-    delta = {} if content is None else {"content": content}
+def _event(delta: dict, finish: str | None = None) -> bytes:
     chunk = {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
     return f"data: {json.dumps(chunk)}\n\n".encode()
 
 
-async def _run(chunks: list[bytes], *, end: str, pause_ms: int) -> dict:
-    pair = _upstream(to_js([js.Uint8Array.new(to_js(c)) for c in chunks]), end)
+async def _run(pair, make_relay, pause_ms: int) -> dict:
+    """Open ``pair`` (``[stream, state]``) up to its first event, relay it with ``make_relay`` and
+    read the caller's side."""
     stream, state = pair[0], pair[1]
     reader = stream.getReader()
     head = (await reader.read()).value.to_bytes()
-    answer = SimpleNamespace(body=stream)  # what Relay reads of an UpstreamResponse
-    relay = Relay(OpenedStream(answer, reader, head, first_event(head)), STALL_MS, "p/m")
+    opened = OpenedStream(SimpleNamespace(body=stream), reader, head, first_event(head))
+    relay = make_relay(opened)
     task = asyncio.ensure_future(relay.run())
     text = await asyncio.wait_for(_caller(relay.readable, pause_ms), 20)
     await asyncio.wait_for(task, 10)
     return {"text": text, "upstream_cancelled": bool(state.cancelled)}
 
 
+def _js_chunks(chunks: list[bytes]):
+    return to_js([js.Uint8Array.new(to_js(c)) for c in chunks])
+
+
+async def _pass_through(chunks: list[bytes], *, end: str, pause_ms: int) -> dict:
+    pair = _pushed_upstream(_js_chunks(chunks), end)
+    return await _run(pair, lambda opened: Relay(opened, STALL_MS, "p/m"), pause_ms)
+
+
+async def _translated(chunks: list[bytes], *, keep_open: bool, pause_ms: int) -> dict:
+    pair = _pulled_upstream(_js_chunks(chunks), keep_open)
+    return await _run(pair, lambda opened: TranslatedRelay(opened, STALL_MS, "p/m", AnthropicStream("m")), pause_ms)
+
+
 async def main() -> None:
-    words = [_event(f"w{i} ") for i in range(12)]
-    answer = [_event(""), *words, _event(None, "stop"), b"data: [DONE]\n\n"]
+    words = [_event({"content": f"w{i} "}) for i in range(12)]
+    answer = [_event({"role": "assistant"}), *words, _event({}, "stop"), b"data: [DONE]\n\n"]
     report = {
-        "complete": await _run(answer, end="close", pause_ms=0),
-        # A caller that pauses longer than the stall period between reads is not a stalled upstream.
-        "slow_caller": await _run(answer, end="close", pause_ms=2 * STALL_MS),
-        # No more bytes and no end: a real stall.
-        "stalled": await _run(answer[:5], end="open", pause_ms=0),
-        # Closed without [DONE] or a finish_reason: a truncated answer.
-        "truncated": await _run(answer[:5], end="close", pause_ms=0),
-        # The connection fails mid-answer.
-        "failed": await _run(answer[:5], end="error", pause_ms=0),
+        "pass_through": {
+            "complete": await _pass_through(answer, end="close", pause_ms=0),
+            # A caller that pauses longer than the stall period between reads is not a stalled upstream.
+            "slow_caller": await _pass_through(answer, end="close", pause_ms=2 * STALL_MS),
+            # No more bytes and no end: a real stall.
+            "stalled": await _pass_through(answer[:5], end="open", pause_ms=0),
+            # Closed without [DONE] or a finish_reason: a truncated answer.
+            "truncated": await _pass_through(answer[:5], end="close", pause_ms=0),
+            # The connection fails mid-answer.
+            "failed": await _pass_through(answer[:5], end="error", pause_ms=0),
+        },
+        "translated": {
+            "slow_caller": await _translated(answer, keep_open=False, pause_ms=3 * STALL_MS),
+            # [DONE], then the upstream keeps its connection open: the answer is finished all the same.
+            "done_then_open": await _translated(answer, keep_open=True, pause_ms=0),
+            # No [DONE] and no more bytes: a real stall.
+            "stalled": await _translated(answer[:5], keep_open=True, pause_ms=0),
+        },
     }
     print(json.dumps(report))
 

@@ -1,7 +1,12 @@
-"""The pass-through relay (shell/stream.py) inside Pyodide, on JS streams: a complete answer is
-passed as it came, a slow caller is not a stalled upstream, and a stall, a truncation or a failed
-connection end with a ``stream_error`` event and no ``[DONE]`` (SPEC §2.6). Driven by
-relay_check.py."""
+"""Both stream relays inside Pyodide, on JS streams (driven by relay_check.py): what ends a
+relayed stream and what does not (SPEC §2.6, §12: never a truncated answer that looks complete,
+never an error after a complete one, a slow caller is not a stalled upstream).
+
+- The pass-through relay (shell/stream.py) passes a complete answer as it came; a stall, a
+  truncation or a failed connection end with their ``stream_error`` event and no ``[DONE]``.
+- The translated relay (shell/translation.py, Anthropic here) ends with ``message_stop`` or the
+  surface's error event.
+"""
 
 from __future__ import annotations
 
@@ -27,6 +32,9 @@ def report() -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+# --- The pass-through relay --------------------------------------------------------------------
+
+
 def _error_code(text: str) -> str | None:
     for line in text.splitlines():
         if line.startswith("data: {") and '"stream_error"' in line:
@@ -35,7 +43,7 @@ def _error_code(text: str) -> str | None:
 
 
 def test_a_complete_answer_passes_as_it_came(report):
-    text = report["complete"]["text"]
+    text = report["pass_through"]["complete"]["text"]
 
     assert text.endswith("data: [DONE]\n\n")
     assert _error_code(text) is None
@@ -43,7 +51,7 @@ def test_a_complete_answer_passes_as_it_came(report):
 
 
 def test_a_caller_reading_slowly_gets_the_whole_answer_not_a_stall(report):
-    text = report["slow_caller"]["text"]
+    text = report["pass_through"]["slow_caller"]["text"]
 
     assert text.endswith("data: [DONE]\n\n")
     assert _error_code(text) is None
@@ -54,11 +62,37 @@ def test_a_caller_reading_slowly_gets_the_whole_answer_not_a_stall(report):
     [("stalled", "stream_stalled"), ("truncated", "stream_truncated"), ("failed", "stream_interrupted")],
 )
 def test_an_unfinished_answer_ends_with_a_stream_error_and_no_done(report, scenario, code):
-    text = report[scenario]["text"]
+    text = report["pass_through"][scenario]["text"]
 
     assert _error_code(text) == code
     assert "[DONE]" not in text
 
 
 def test_a_stalled_upstream_is_cancelled(report):
-    assert report["stalled"]["upstream_cancelled"]
+    assert report["pass_through"]["stalled"]["upstream_cancelled"]
+
+
+# --- The translated relay ----------------------------------------------------------------------
+
+
+def _ends(text: str) -> tuple[bool, bool]:
+    return "event: message_stop" in text, "event: error" in text
+
+
+def test_a_caller_reading_a_translated_stream_slowly_gets_the_whole_answer_not_a_stall(report):
+    text = report["translated"]["slow_caller"]["text"]
+
+    assert _ends(text) == (True, False)
+    assert all(f"w{i} " in text for i in range(12))
+
+
+def test_done_ends_the_answer_even_if_the_upstream_keeps_its_connection_open(report):
+    assert _ends(report["translated"]["done_then_open"]["text"]) == (True, False)
+    assert report["translated"]["done_then_open"]["upstream_cancelled"]
+
+
+def test_an_upstream_that_stops_sending_is_a_stall(report):
+    text = report["translated"]["stalled"]["text"]
+
+    assert _ends(text) == (False, True)
+    assert "no data from the upstream" in text
