@@ -34,7 +34,7 @@ from gateway.errors import ConflictError, CryptoError, InvalidRequestError, NotF
 from gateway.responses import json_response
 from gateway.routes import Call
 from gateway.routes.auth import require_admin
-from gateway.routes.body import read_json, validate
+from gateway.routes.body import read_json, set_fields, validate
 from gateway.shell import crypto, d1
 from gateway.shell.http import JsResponse
 from gateway.wire.admin import (
@@ -64,7 +64,7 @@ __all__ = [
 # Admin bodies are small; this bound is independent of the chat body limit.
 ADMIN_BODY_LIMIT = 64 * 1024
 # Fields of ProviderUpdate that may be set to null (timeout: back to the default; key: keep).
-_NULLABLE = {"timeout_ms", "api_key"}
+_NULLABLE = frozenset({"timeout_ms", "api_key"})
 
 
 async def admin_config(call: Call) -> Config:
@@ -199,10 +199,7 @@ async def update_provider(call: Call) -> JsResponse:
     config = await admin_config(call)
     _, data = await read_json(call.request, ADMIN_BODY_LIMIT)
     body = validate(ProviderUpdate, data)
-    fields = body.model_dump(include=body.model_fields_set)
-    for name, value in fields.items():
-        if value is None and name not in _NULLABLE:
-            raise InvalidRequestError(f"Invalid value for '{name}': must not be null", param=name)
+    fields = set_fields(body, _NULLABLE)
     _refuse_own_origin(call, fields.get("base_url"))
     api_key = fields.pop("api_key", None)
     sealed = await crypto.seal(api_key, config.encryption_key) if api_key else None

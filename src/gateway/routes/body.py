@@ -11,7 +11,7 @@ from gateway.errors import BodyTooLargeError, InvalidRequestError
 from gateway.shell.http import IncomingRequest
 from gateway.wire.validation import describe
 
-__all__ = ["read_json", "validate"]
+__all__ = ["read_json", "set_fields", "validate"]
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -42,3 +42,13 @@ def validate(model: type[Model], data: Any) -> Model:
     except ValidationError as exc:
         param, message = describe(exc)
         raise InvalidRequestError(message, param=param) from exc
+
+
+def set_fields(body: BaseModel, nullable: frozenset[str]) -> dict[str, Any]:
+    """The fields an update body set, by name; 400 for a null in a field outside ``nullable``
+    (one that may be changed but never cleared)."""
+    fields = body.model_dump(include=body.model_fields_set)
+    for name, value in fields.items():
+        if value is None and name not in nullable:
+            raise InvalidRequestError(f"Invalid value for '{name}': must not be null", param=name)
+    return fields

@@ -15,11 +15,11 @@ from typing import Any
 from gateway import isolate
 from gateway.core.clients import TOKEN_PREFIX, Client, token_hash
 from gateway.core.tokens import hint
-from gateway.errors import InvalidRequestError, NotFoundError
+from gateway.errors import NotFoundError
 from gateway.responses import json_response
 from gateway.routes import Call
 from gateway.routes.admin import ADMIN_BODY_LIMIT, admin_config
-from gateway.routes.body import read_json, validate
+from gateway.routes.body import read_json, set_fields, validate
 from gateway.shell import d1
 from gateway.shell.http import JsResponse
 from gateway.wire.admin import MAX_ID, ClientCreate, ClientUpdate
@@ -29,7 +29,7 @@ __all__ = ["TOKEN_BYTES", "client_json", "create_client", "delete_client", "list
 # 32 random bytes: 256 bits, SPEC §14's floor.
 TOKEN_BYTES = 32
 # Fields that may be set to null (no limit); name and enabled may not.
-_NULLABLE = {"rpm", "models"}
+_NULLABLE = frozenset({"rpm", "models"})
 
 
 def client_json(client: Client) -> dict[str, Any]:
@@ -73,10 +73,7 @@ async def update_client(call: Call) -> JsResponse:
     await admin_config(call)
     _, data = await read_json(call.request, ADMIN_BODY_LIMIT)
     body = validate(ClientUpdate, data)
-    fields = body.model_dump(include=body.model_fields_set)
-    for name, value in fields.items():
-        if value is None and name not in _NULLABLE:
-            raise InvalidRequestError(f"Invalid value for '{name}': must not be null", param=name)
+    fields = set_fields(body, _NULLABLE)
     client_id = _client_id(call.params)
     client = await d1.update_client(call.env.DB, client_id, fields, isolate.now_ms())
     if client is None:
