@@ -76,13 +76,18 @@ _INSERT_KEY = (
 )
 
 
+def _json_or(text: Any, default: Any) -> Any:
+    """A JSON column's value, or ``default`` when a row edited by hand holds something else."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return default
+
+
 def _models(text: str) -> tuple[str, ...]:
     """The model list of a row; a row edited by hand into something else serves no model rather
     than breaking every request (the admin listing shows it, empty, to be fixed)."""
-    try:
-        models = json.loads(text)
-    except (TypeError, ValueError):
-        return ()
+    models = _json_or(text, ())
     if not isinstance(models, list):
         return ()
     return tuple(m for m in models if isinstance(m, str) and m)
@@ -441,13 +446,6 @@ _SAVE_CANDIDATES = (
     "INSERT INTO openrouter_pins (model, candidates, refreshed_at) VALUES (?, ?, ?) "
     "ON CONFLICT (model) DO UPDATE SET candidates = excluded.candidates, refreshed_at = excluded.refreshed_at"
 )
-
-
-def _json_or(text: Any, default: Any) -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError):
-        return default
 
 
 def _pin(row: Mapping[str, Any]) -> Pin:

@@ -194,15 +194,17 @@ class PinnedUpstream:
     def _keep(self, before: Pin, pin: Pin) -> None:
         """Hold ``pin`` in the isolate and write it when it changed what D1 must know."""
         book = isolate.current().pins
-        if pin == before and not renewal_due(book.written(pin.model), pin):
+        written = book.written(pin.model)
+        renew = renewal_due(written, pin)
+        if pin == before and not renew:
             return
         book.put(pin)
         whole = (
             pin.lock_slug != before.lock_slug
             or pin.candidates != before.candidates
             or pin.cooled != before.cooled
-            or book.written(pin.model) is None
+            or written is None
         )
-        if whole or renewal_due(book.written(pin.model), pin):
+        if whole or renew:
             book.mark_written(pin)
             self._ctx.waitUntil(asyncio.ensure_future(write_pin(self._db, pin, whole=whole)))
