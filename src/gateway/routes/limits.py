@@ -58,9 +58,8 @@ class Limits:
         if self._fail_limit and self._memory.note_failure(self._ip, token_hash(token), self._now):
             counts.append((lock, self._fail_limit, 1))
         ip = ip_key(self._ip)
-        if api and self._ip_rpm and self._memory.full(ip, self._ip_rpm, self._now) is None:
-            if self._memory.spend(ip, self._ip_rpm, self._now) is None:
-                counts.append((ip, self._ip_rpm, self._memory.lease_size(ip, self._ip_rpm, self._now)))
+        if api and self._ip_rpm and self._from_memory(ip, self._ip_rpm) is None:
+            counts.append(self._lease(ip, self._ip_rpm))
         answer = await self._ask([], counts) if counts else None
         if answer is None:
             return
@@ -83,11 +82,11 @@ class Limits:
         verdicts: dict[str, Verdict] = {}
         counts: list[tuple[str, int, int]] = []
         for key, limit in limited:
-            known = self._memory.full(key, limit, self._now) or self._memory.spend(key, limit, self._now)
+            known = self._from_memory(key, limit)
             if known is not None:
                 verdicts[key] = known
             else:
-                counts.append((key, limit, self._memory.lease_size(key, limit, self._now)))
+                counts.append(self._lease(key, limit))
         if reads or counts:
             answer = await self._ask(reads, counts)
             if answer is None:
@@ -112,6 +111,15 @@ class Limits:
             else:
                 headers = self._headers(verdict)
         return headers
+
+    def _from_memory(self, key: str, limit: int) -> Verdict | None:
+        """What the isolate knows of ``key`` without D1: its refusal when the window is full, else
+        a unit of its lease; None when D1 must be asked."""
+        return self._memory.full(key, limit, self._now) or self._memory.spend(key, limit, self._now)
+
+    def _lease(self, key: str, limit: int) -> tuple[str, int, int]:
+        """The count to ask D1 for: a lease of ``key``'s window."""
+        return key, limit, self._memory.lease_size(key, limit, self._now)
 
     async def _ask(
         self, reads: list[str], counts: list[tuple[str, int, int]]
