@@ -79,6 +79,13 @@ def timed(send, rounds: int) -> list[float]:
     return samples
 
 
+def timed_cpu(gateway: Gateway, send, rounds: int) -> tuple[list[float], float]:
+    """``timed(send, rounds)`` and the runtime process's CPU ms per send meanwhile."""
+    cpu_before = cpu_seconds(gateway.process.pid)
+    samples = timed(send, rounds)
+    return samples, (cpu_seconds(gateway.process.pid) - cpu_before) * 1000 / rounds
+
+
 def first_byte_ms(client: httpx.Client, url: str, body: dict, headers: dict) -> float:
     start = time.perf_counter()
     with client.stream("POST", url, json=body, headers=headers) as response:
@@ -126,9 +133,7 @@ def run(gateway: Gateway, upstream: FakeUpstream) -> None:
         timed(direct, WARMUP)
         timed(through, WARMUP)
         direct_ms = timed(direct, ROUNDS)
-        cpu_before = cpu_seconds(gateway.process.pid)
-        through_ms = timed(through, ROUNDS)
-        cpu_ms = (cpu_seconds(gateway.process.pid) - cpu_before) * 1000 / ROUNDS
+        through_ms, cpu_ms = timed_cpu(gateway, through, ROUNDS)
         results["json"] = {
             "direct_median_ms": round(statistics.median(direct_ms), 2),
             "gateway_median_ms": round(statistics.median(through_ms), 2),
@@ -188,9 +193,7 @@ def limits(gateway: Gateway, client: httpx.Client, through, direct_ms: list[floa
     token = {"authorization": f"Bearer {named['token']}"}
     try:
         timed(lambda: through(token), WARMUP)
-        cpu_before = cpu_seconds(gateway.process.pid)
-        limited_ms = timed(lambda: through(token), ROUNDS)
-        cpu_ms = (cpu_seconds(gateway.process.pid) - cpu_before) * 1000 / ROUNDS
+        limited_ms, cpu_ms = timed_cpu(gateway, lambda: through(token), ROUNDS)
     finally:
         client.put(settings, headers=admin, json={"ip_rpm": 0}).raise_for_status()
         client.delete(f"{gateway.url}/api/admin/clients/{named['client']['id']}", headers=admin)
@@ -220,13 +223,11 @@ def pinning(gateway: Gateway, client: httpx.Client) -> dict:
     try:
         for name, on in (("unpinned_median_ms", 0), ("pinned_median_ms", 1)):
             client.put(settings, headers=admin, json={"openrouter_pinning": on}).raise_for_status()
-            timed(lambda: client.post(url, json=body, headers=api).raise_for_status(), WARMUP)
-            cpu_before = cpu_seconds(gateway.process.pid)
-            samples = timed(lambda: client.post(url, json=body, headers=api).raise_for_status(), ROUNDS)
+            send = lambda: client.post(url, json=body, headers=api).raise_for_status()  # noqa: E731
+            timed(send, WARMUP)
+            samples, cpu_ms = timed_cpu(gateway, send, ROUNDS)
             figures[name] = round(statistics.median(samples), 2)
-            figures[name.replace("median_ms", "runtime_cpu_ms_per_request")] = round(
-                (cpu_seconds(gateway.process.pid) - cpu_before) * 1000 / ROUNDS, 2
-            )
+            figures[name.replace("median_ms", "runtime_cpu_ms_per_request")] = round(cpu_ms, 2)
         figures["endpoint_fetches"] = fake.endpoint_fetches("or/m")
     finally:
         client.delete(f"{gateway.url}/api/admin/providers/{made['id']}", headers=admin)
