@@ -46,6 +46,10 @@ def test_setting_precedence(rows, env, value, source):
         ("max_consecutive_upstream_fails", "²", None),
         ("max_consecutive_upstream_fails", "3.0", None),
         ("max_body_bytes", 1.5, None),
+        ("ip_rpm", "-1", None),
+        ("auth_fail_limit", "x", None),
+        ("openrouter_pinning", 5, 1),
+        ("openrouter_lock_idle_ms", 1, 60_000),
     ],
 )
 def test_parse_setting(key, raw, expected):
@@ -63,6 +67,10 @@ def test_parse_setting(key, raw, expected):
         ("routing_cooldown_ceiling_ms", 5, None),
         ("max_consecutive_upstream_fails", -1, None),
         ("max_consecutive_upstream_fails", 7, 7),
+        ("default_client_rpm", -5, None),
+        ("openrouter_pinning", 2, None),
+        ("openrouter_lock_idle_ms", 59_999, None),
+        ("openrouter_lock_idle_ms", 86_400_001, None),
     ],
 )
 def test_parse_setting_without_clamping_refuses_out_of_range(key, raw, expected):
@@ -188,3 +196,22 @@ def test_integer_settings_speak_the_same_interface():
 
     assert (setting.read("0"), setting.accept(0), setting.to_row(5000)) == (250, None, "5000")
     assert setting.refusal(0) == "an integer from 250 to 600000 is expected"
+
+
+@pytest.mark.parametrize(
+    ("raw", "origin"),
+    [
+        ("https://openrouter.ai", "https://openrouter.ai"),
+        (" https://OpenRouter.ai/ ", "https://openrouter.ai"),
+        ("http://127.0.0.1:8123", "http://127.0.0.1:8123"),
+        ("https://openrouter.ai/api", None),
+        ("https://openrouter.ai?x=1", None),
+        ("https://user:pw@openrouter.ai", None),
+        ("ftp://openrouter.ai", None),
+        ("openrouter.ai", None),
+        ("http://host:port", None),
+        (42, None),
+    ],
+)
+def test_the_openrouter_origin_is_a_scheme_and_host_only(raw, origin):
+    assert SETTINGS_BY_KEY["openrouter_origin"].accept(raw) == origin
