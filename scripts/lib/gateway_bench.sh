@@ -27,7 +27,7 @@ API_TOKEN=$api_token
 ADMIN_TOKEN=$admin_token
 ENCRYPTION_KEY=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 VARS
-  node scripts/runtime/server.mjs -- --port "$port" --persist-to "$gateway_work/state" \
+  node --disallow-code-generation-from-strings scripts/runtime/server.mjs -- --port "$port" --persist-to "$gateway_work/state" \
     --env-file "$gateway_work/.dev.vars" >"$gateway_work/gateway.log" 2>&1 &
   gateway_pid=$!
   for _ in $(seq 1 240); do

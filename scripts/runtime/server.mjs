@@ -1,8 +1,11 @@
 // The local runtime: serves the Python Worker the way workerd would, offline.
 //
-//   node scripts/runtime/server.mjs -- --port 8787 --persist-to .wrangler/state --env-file .dev.vars
+//   node --disallow-code-generation-from-strings scripts/runtime/server.mjs -- --port 8787 \
+//     --persist-to .wrangler/state --env-file .dev.vars
 //
-// (The `--` matters: Node 22 reads `--env-file` anywhere on its command line as its own flag.)
+// (The `--` matters: Node 22 reads `--env-file` anywhere on its command line as its own flag.
+// The Node flag is required: workerd forbids `eval` and `new Function`, and so must the runtime
+// that stands in for it, or code that needs them would pass every local test and fail deployed.)
 //
 // Node's HTTP server turns each request into a Web `Request`, hands it to the Worker's
 // `Default.fetch` (via dispatch.py) with `env` (secrets and vars, plus the D1 binding) and a `ctx`
@@ -291,7 +294,19 @@ function readEnv(envFile, create) {
   return workerVars(envFile);
 }
 
+/** As on workerd: code generation from strings is refused (the Node flag must be set). */
+function refuseEval() {
+  try {
+    eval("0");
+  } catch (err) {
+    if (err instanceof EvalError) return;
+    throw err;
+  }
+  throw new StartError("start the local runtime with `node --disallow-code-generation-from-strings` (workerd forbids eval)");
+}
+
 async function main() {
+  refuseEval();
   const values = readOptions(process.argv.slice(2));
   const config = readJsonc(path.join(ROOT, "wrangler.jsonc"));
   const binding = config.d1_databases[0];

@@ -57,7 +57,7 @@ class Gateway:
             **(extra_env or {}),
         }
         args = [
-            "node", str(ROOT / "scripts" / "runtime" / "server.mjs"), "--",
+            "node", "--disallow-code-generation-from-strings", str(ROOT / "scripts" / "runtime" / "server.mjs"), "--",
             "--port", str(free_port()),
             "--persist-to", str(persist_to),
             "--env-file", str(workdir / "absent.dev.vars"),

@@ -4,11 +4,12 @@ Like ``stream.Relay`` it takes over after the first upstream event (a bad start 
 over) and never lets a cut, failed or stalled upstream look like a finished answer: the
 translator's ``fail`` ends the stream instead of its ``end``.
 
-The read loop is JS: the caller's body is a ``ReadableStream`` whose ``pull`` reads the upstream
-and hands each read to the translator with one synchronous call, so the Python work per read is
-one ``feed`` and no ``await`` (a Python await of a JS promise, and every extra stream stage, costs
-more than the translation itself; measured in ``scripts/bench_relay.py``). Python awaits once per
-stream, for its end; the stall watchdog wakes a few times per stall period, never per read.
+The upstream is piped natively into a ``TransformStream`` whose ``transform`` is the translator:
+one synchronous Python call per upstream read and no ``await`` (a Python await of a JS promise
+costs more than the translation itself; measured in ``scripts/bench_relay.py``). Python awaits
+the pipe once, for the stream's end; the stall watchdog wakes a few times per stall period, never
+per read. No JS is written here: workerd forbids ``eval`` (PLATFORM-NOTES §5.6), so every callback
+is a Python function.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import asyncio
 import time
 from typing import Any
 
-from pyodide.code import run_js
-from pyodide.ffi import create_proxy, to_js
+import js
+from pyodide.ffi import JsException, create_once_callable, create_proxy, to_js
 
 from gateway.shell.http import fulfilled, plain
 from gateway.shell.stream import STALL_CHECKS, OpenedStream
@@ -26,99 +27,72 @@ from gateway.surfaces.contract import StreamTranslator
 
 __all__ = ["TranslatedRelay"]
 
-
-# (reader, head, feed, finish, probe) -> [stream, done]. ``feed(chunk)`` and ``finish(ok)`` return
-# the bytes to send or undefined; ``done`` settles when the stream ended or the caller cancelled
-# it. ``probe`` is shared with Python: ``reads`` counts upstream reads, ``waiting`` says a read
-# is pending (a slow caller is not a stalled upstream), ``over`` that Python wrote the last bytes.
-_GLUE = """(reader, head, feed, finish, probe) => {
-    let settle;
-    const done = new Promise((resolve) => { settle = resolve; });
-    const close = (controller) => {
-        controller.close();
-        settle();
-        reader.cancel().catch(() => {});
-    };
-    const stream = new ReadableStream({
-        start(controller) {
-            controller.enqueue(head);
-            if (probe.over) close(controller);
-        },
-        async pull(controller) {
-            try {
-                // A pull that enqueues nothing is not called again: read until there is output.
-                for (;;) {
-                    let result = null;
-                    probe.waiting = true;
-                    try { result = await reader.read(); } catch {}
-                    probe.waiting = false;
-                    if (result !== null && !result.done) {
-                        probe.reads++;
-                        const out = feed(result.value);
-                        if (out !== undefined) controller.enqueue(out);
-                        if (probe.over) { close(controller); return; }
-                        if (out !== undefined) return;
-                        continue;
-                    }
-                    const last = finish(result !== null);
-                    if (last !== undefined) controller.enqueue(last);
-                    controller.close();
-                    settle();
-                    return;
-                }
-            } catch (error) {  // a bug on the Python side: end everything, never hang
-                settle();
-                reader.cancel().catch(() => {});
-                throw error;
-            }
-        },
-        cancel(reason) { settle(); return reader.cancel(reason); },
-    }, { highWaterMark: 1 });
-    return [stream, done];
-}"""
-_glue: Any = None  # made on first use: no JS object may exist while the Worker is snapshotted
+# The pipe leaves the caller's side to the relay: it stays open after the upstream closes or fails,
+# for the translator's end or error event. The upstream is cancelled by the pipe whenever the
+# caller's side stops first (the caller went away, or the translated answer is over).
+_PIPE_OPTIONS = {"preventClose": True, "preventAbort": True}
 
 
 class TranslatedRelay:
-    """The caller's side of a translated stream is ``readable``; ``run()`` watches it to its end
-    (give it to waitUntil)."""
+    """The caller's side of a translated stream is ``readable``; ``run()`` pipes the upstream into
+    it to its end (give it to waitUntil)."""
 
     def __init__(
         self, opened: OpenedStream, stall_ms: int, label: str, translator: StreamTranslator, secret: str | None = None
     ) -> None:
         """``secret``: the provider key the upstream was sent; never passed on, should the
         upstream echo it in an error the translator turns into the surface's own event."""
-        global _glue
-        if _glue is None:
-            _glue = run_js(_GLUE)
-        self._reader = opened.reader
+        self._opened = opened
         self._translator = translator
         self._stall_s = stall_ms / 1000
         self._label = label
-        self._stalled = False
-        self._broken = False
         self._secret = secret.encode() if secret else b""
-        self._probe = plain({"reads": 0, "waiting": False, "over": False})
-        self._feed = create_proxy(self._on_read)
-        self._finish = create_proxy(self._on_end)
+        self._reads = 0
+        self._over = False  # the caller's side was closed: nothing more is sent
+        self._stalled = False
+        self._controller: Any = None
+        self._transform = create_proxy(self._on_read)
         head = self._translate(opened.head)
-        pair = _glue(opened.reader, to_js(head), self._feed, self._finish, self._probe)
-        self.readable, self._done = pair[0], pair[1]
+        transformer = plain({"start": create_once_callable(self._on_start), "transform": self._transform})
+        # A readable side of one chunk: its desiredSize tells a waiting caller from a slow one.
+        self._pipe = js.TransformStream.new(transformer, None, plain({"highWaterMark": 1}))
+        self.readable = self._pipe.readable
+        self._send(head)
 
     async def run(self) -> None:
-        watchdog = asyncio.ensure_future(self._watch())
+        abort = js.AbortController.new()
+        watchdog = asyncio.ensure_future(self._watch(abort))
         try:
-            await self._done
+            if self._over:  # the head held the whole answer
+                await fulfilled(self._opened.reader.cancel())
+                return
+            self._opened.reader.releaseLock()
+            options = plain({**_PIPE_OPTIONS, "signal": abort.signal})
+            closed = await fulfilled(self._opened.answer.body.pipeTo(self._pipe.writable, options))
+            if not self._over:
+                self._send(self._ending(closed))
         finally:
             watchdog.cancel()
-            self._feed.destroy()
-            self._finish.destroy()
+            self._transform.destroy()
 
-    def _on_read(self, chunk: Any) -> Any:
-        if self._broken:
-            return None
-        out = self._translate(chunk.to_bytes())
-        return to_js(out) if out else None
+    def _on_start(self, controller: Any) -> None:
+        self._controller = controller
+
+    def _on_read(self, chunk: Any, _controller: Any) -> None:
+        self._reads += 1
+        if not self._over:
+            self._send(self._translate(chunk.to_bytes()))
+
+    def _send(self, out: bytes) -> None:
+        """Queue ``out`` for the caller; once the answer is over, close the caller's side (which
+        also ends the pipe and cancels the upstream). A caller that went away takes nothing."""
+        try:
+            if out:
+                self._controller.enqueue(to_js(out))
+            if self._over:
+                self._controller.terminate()
+        except JsException:  # the caller cancelled its side: the pipe ends and cancels the upstream
+            self._over = True
 
     def _scrubbed(self, out: bytes) -> bytes:
         # One substring search per read: the translator re-encodes upstream text, so the key
@@ -133,17 +107,16 @@ class TranslatedRelay:
             out = translator.feed(data)
             if translator.done:
                 out += translator.end()
-                self._probe.over = True
+                self._over = True
         except Exception:  # noqa: BLE001 - a bug here must still end the caller's stream honestly
-            self._broken = True
-            self._probe.over = True
+            self._over = True
             out = translator.fail(f"{self._label}: the gateway failed while relaying the stream")
         return self._scrubbed(out)
 
-    def _on_end(self, closed: bool) -> Any:
-        """The upstream ended: ``closed`` when it closed, False when it failed."""
-        if self._broken:
-            return None
+    def _ending(self, closed: bool) -> bytes:
+        """The last bytes once the pipe stopped: ``closed`` when the upstream closed, False when
+        it failed, stalled or the caller went away. The caller's side closes after them."""
+        self._over = True
         translator = self._translator
         try:
             if self._stalled:
@@ -156,23 +129,21 @@ class TranslatedRelay:
                     out += translator.end()
                 else:
                     out += translator.fail(f"{self._label}: the upstream stream ended before the answer was complete")
-        except Exception:  # noqa: BLE001 - as in _on_read
+        except Exception:  # noqa: BLE001 - as in _translate
             out = translator.fail(f"{self._label}: the gateway failed while relaying the stream")
-        out = self._scrubbed(out)
-        return to_js(out) if out else None
+        return self._scrubbed(out)
 
-    async def _watch(self) -> None:
-        """A read pending for a whole stall period with no upstream bytes cancels the upstream;
-        the stream then ends as stalled (``_on_end``). A caller that reads slowly leaves no read
-        pending, so it is never taken for a stalled upstream."""
-        probe = self._probe
-        seen, last_progress = probe.reads, time.monotonic()
+    async def _watch(self, abort: Any) -> None:
+        """No upstream read for a whole stall period while the caller has room for more aborts
+        the pipe (which cancels the upstream); the stream then ends as stalled. A caller that
+        reads slowly keeps the caller's side full, so it is never taken for a stalled upstream."""
+        seen, last_progress = self._reads, time.monotonic()
         while True:
             await asyncio.sleep(self._stall_s / STALL_CHECKS)
-            reads = probe.reads
-            if reads != seen or not probe.waiting:
+            reads = self._reads
+            if reads != seen or self._controller.desiredSize <= 0:
                 seen, last_progress = reads, time.monotonic()
             elif time.monotonic() - last_progress >= self._stall_s:
                 self._stalled = True
-                await fulfilled(self._reader.cancel())
+                abort.abort()
                 return
