@@ -324,3 +324,20 @@ def test_dev_writes_a_missing_env_file_with_fresh_secrets(tmp_path):
     assert "not set" not in log  # no warning about missing secrets
     for secret in SECRETS:
         assert values[secret] not in log
+
+
+def test_the_runtime_refuses_to_start_where_eval_would_work(tmp_path):
+    """workerd refuses ``eval``; a runtime that allowed it would let a Worker that needs it pass
+    every local test and fail once deployed."""
+    env = {**dev_env({}), "PATH": f"{ROOT / 'node_modules' / '.bin'}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(
+        ["node", str(ROOT / "scripts" / "runtime" / "server.mjs"), "--", "--port", str(free_port()),
+         "--persist-to", str(tmp_path / "state"), "--env-file", str(write_env_file(tmp_path))],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=START_TIMEOUT_S,
+    )
+
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "error: start the local runtime with `node --disallow-code-generation-from-strings` (workerd forbids eval)"
+    )
+    assert not (tmp_path / "state").exists()
