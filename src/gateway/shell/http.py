@@ -34,6 +34,7 @@ __all__ = [
     "respond",
     "send",
     "settled",
+    "unawaited",
 ]
 
 # Every answer, JSON, stream or page, says its content type is the truth (SPEC §14).
@@ -49,14 +50,15 @@ class IncomingRequest:
 
     def __init__(self, request: Request) -> None:
         self._js = request.js_object
+        self._headers = self._js.headers  # one crossing per header read, not two
         self.method: str = str(self._js.method)
         self.url: str = str(self._js.url)
-        url = urlsplit(str(self._js.url))
+        url = urlsplit(self.url)
         self.path: str = url.path
         self.query: str = url.query
 
     def header(self, name: str) -> str | None:
-        return _str_or_none(self._js.headers.get(name))
+        return _str_or_none(self._headers.get(name))
 
     def query_param(self, name: str) -> str | None:
         """The first value of ``name`` in the query string (routing never reads the query)."""
@@ -72,9 +74,12 @@ class IncomingRequest:
         if declared is not None and declared.isdigit():
             if int(declared) > limit:
                 return None
-            ok, buffer = await settled(self._js.arrayBuffer())
-            if not ok:
-                raise OSError("the request body could not be read")
+            # The runtime rejects a failed request body with an Error, which Pyodide raises (the
+            # readers of other streams may reject with anything: ``settled``).
+            try:
+                buffer = await self._js.arrayBuffer()
+            except JsException as exc:
+                raise OSError("the request body could not be read") from exc
             body = buffer.to_bytes()
             return body if len(body) <= limit else None
         stream = self._js.body
@@ -151,6 +156,13 @@ async def settled(promise: Any) -> tuple[bool, Any]:
 async def fulfilled(promise: Any) -> bool:
     """Wait for a JS promise; True if it fulfilled (see ``settled``)."""
     return (await settled(promise))[0]
+
+
+def unawaited(promise: Any) -> None:
+    """Let a JS promise run its course unawaited (an await costs a turn of the event loop): its
+    rejection is handled by a native function, with no Python callback and no "Uncaught (in
+    promise)" report."""
+    promise.catch(js.Boolean)
 
 
 def plain(entries: dict[str, Any]) -> Any:

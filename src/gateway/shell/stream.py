@@ -22,7 +22,7 @@ from pyodide.ffi import to_js
 
 from gateway.core.attempt import Defect
 from gateway.core.sse import TAIL_BYTES, First, FirstEvent, ended_properly, first_event, stream_error_event
-from gateway.shell.http import UpstreamResponse, fulfilled, plain, settled
+from gateway.shell.http import UpstreamResponse, fulfilled, plain, settled, unawaited
 
 __all__ = ["STALL_CHECKS", "OpenedStream", "Relay", "open_stream"]
 
@@ -82,7 +82,10 @@ class Relay:
 
     The bytes after the head go from the upstream to the caller by a native ``pipeTo``: no Python
     per chunk. A ``tee`` branch is drained only by the stall watchdog, a few times per stall
-    period, in whole-queue BYOB reads that keep just the last bytes (to judge the ending).
+    period, in whole-queue BYOB reads that keep just the last bytes (to judge the ending). A
+    stream over before the watchdog's first look (most are) costs Python two awaits: the pipe and
+    one read of the branch; the writes to the caller are not awaited (a caller gone away fails
+    the pipe just the same).
     """
 
     def __init__(self, opened: OpenedStream, stall_ms: int, label: str) -> None:
@@ -92,6 +95,7 @@ class Relay:
         self._tail = opened.head[-TAIL_BYTES:]
         self._watch_reader: Any = None
         self._pending_read: Any = None
+        self._watchdog: asyncio.Task[None] | None = None
         self._ended = False
         self._failed = False
         self._stalled = False
@@ -99,21 +103,19 @@ class Relay:
         # returned, so the first bytes leave as soon as the runtime reads the body.
         self._pipe = js.TransformStream.new(None, None, plain({"highWaterMark": _HEAD_CHUNKS}))
         self.readable = self._pipe.readable
-        self._writer = self._pipe.writable.getWriter()
-        self._head_written = self._writer.write(to_js(opened.head))
+        writer = self._pipe.writable.getWriter()
+        unawaited(writer.write(to_js(opened.head)))
+        writer.releaseLock()  # the queued head stays first: the pipe's writes follow it
 
     async def run(self) -> None:
-        if not await fulfilled(self._head_written):  # the caller went away
-            await fulfilled(self._opened.reader.cancel())
-            return
-        self._writer.releaseLock()
         try:
             ending = await self._forward()
         except Exception:  # noqa: BLE001 - a bug here must still end the caller's stream honestly
             ending = (f"{self._label}: the gateway failed while relaying the stream", "stream_interrupted")
         writer = self._pipe.writable.getWriter()
-        if ending is None or await fulfilled(writer.write(to_js(stream_error_event(*ending)))):
-            await fulfilled(writer.close())
+        if ending is not None:
+            unawaited(writer.write(to_js(stream_error_event(*ending))))
+        unawaited(writer.close())
 
     async def _forward(self) -> tuple[str, str] | None:
         """Pipe the rest; None when it ended properly, else the stream_error to send."""
@@ -127,9 +129,15 @@ class Relay:
         options = plain(
             {"preventClose": True, "preventAbort": True, "preventCancel": True, "signal": abort.signal}
         )
-        watchdog = asyncio.ensure_future(self._watch(abort))
+        started = time.monotonic()
+        # The watchdog is a timer until its first look: a short stream never starts its task.
+        first_look = asyncio.get_running_loop().call_later(
+            self._stall_s / STALL_CHECKS, self._start_watch, abort, started
+        )
         piped = await fulfilled(to_caller.pipeTo(self._pipe.writable, options))
-        watchdog.cancel()
+        first_look.cancel()
+        if self._watchdog is not None:
+            self._watchdog.cancel()
         if not piped:
             cancelled = to_caller.cancel()
             await fulfilled(self._watch_reader.cancel())
@@ -139,31 +147,38 @@ class Relay:
                 return (f"{self._label}: no data from the upstream for {seconds}s", "stream_stalled")
             return (f"{self._label}: the upstream stream failed", "stream_interrupted")
         while not self._ended:
-            await self._drain(wait=True)
+            fresh = self._pending_read is None
+            read = await self._drain(wait=True)
+            # The pipe read the upstream to its end, so the branch holds all that is left: a read
+            # made now that comes back short emptied it (its "done" need not be waited for).
+            if fresh and 0 < read < _DRAIN_BYTES:
+                break
         if self._failed:
             return (f"{self._label}: the upstream stream failed", "stream_interrupted")
         if not ended_properly(self._tail):
             return (f"{self._label}: the upstream stream ended before the answer was complete", "stream_truncated")
         return None
 
-    async def _watch(self, abort: Any) -> None:
+    def _start_watch(self, abort: Any, started: float) -> None:
+        self._watchdog = asyncio.ensure_future(self._watch(abort, started))
+
+    async def _watch(self, abort: Any, last_progress: float) -> None:
         """Every quarter of the stall period, drain what arrived; no bytes for a whole period
         aborts the pipe (the caller then gets ``stream_stalled``)."""
-        last_progress = time.monotonic()
         while not self._ended:
-            await asyncio.sleep(self._stall_s / STALL_CHECKS)
             if await self._drain(wait=False):
                 last_progress = time.monotonic()
             elif time.monotonic() - last_progress >= self._stall_s:
                 self._stalled = True
                 abort.abort()
                 return
+            await asyncio.sleep(self._stall_s / STALL_CHECKS)
 
-    async def _drain(self, *, wait: bool) -> bool:
+    async def _drain(self, *, wait: bool) -> int:
         """Read what the watched branch holds (``wait``: also wait for the next bytes); keep the
-        last ``TAIL_BYTES``. True when bytes were read. A failed read ends the branch as failed
+        last ``TAIL_BYTES``. Returns the bytes read. A failed read ends the branch as failed
         (the pipe reports the same failure)."""
-        got = False
+        got = 0
         while True:
             if self._pending_read is None:
                 self._pending_read = self._watch_reader.read(js.Uint8Array.new(_DRAIN_BYTES))
@@ -181,8 +196,9 @@ class Relay:
                 self._failed = not ok
                 return got
             view = result.value
-            start = max(0, int(view.byteLength) - TAIL_BYTES)
+            size = int(view.byteLength)
+            start = max(0, size - TAIL_BYTES)
             self._tail = (self._tail + view.subarray(start).to_bytes())[-TAIL_BYTES:]
-            got = True
+            got += size
             if wait:
                 return got
