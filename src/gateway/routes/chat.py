@@ -3,7 +3,6 @@ fallback loop, and answer with what served it — or honestly with why nothing d
 
 from __future__ import annotations
 
-import asyncio
 
 from gateway import isolate
 from gateway.core.outcome import CallerError, Served
@@ -12,6 +11,7 @@ from gateway.routes import Call
 from gateway.routes.auth import require_api
 from gateway.routes.body import read_json, validate
 from gateway.routes.routing import exhausted_error, route, routed_via, routing_headers, trail_headers
+from gateway.shell import tasks
 from gateway.shell.http import JsResponse, respond
 from gateway.shell.stream import OpenedStream, Relay
 from gateway.upstream.openai import ChatBody
@@ -26,7 +26,7 @@ def _served(call: Call, served: Served, stream_stall_ms: int) -> JsResponse:
     if isinstance(served.handle, OpenedStream):
         relay = Relay(served.handle, stream_stall_ms, routing[h.ROUTED_VIA])
         # The pump outlives the handler: the answer's body is fed while the caller reads it.
-        call.ctx.waitUntil(asyncio.ensure_future(relay.run()))
+        call.ctx.waitUntil(tasks.start(relay.run()))
         return respond(relay.readable, 200, sse_headers(routing))
     answer = served.handle
     content_type = answer.header("content-type") or "application/json"

@@ -10,7 +10,6 @@ or the surface's error body. ``speaks`` renders every ``GatewayError`` of a hand
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from gateway.responses import CORS_HEADERS, json_response
 from gateway.routes import Call
 from gateway.routes.body import read_json, validate
 from gateway.routes.routing import exhausted_error, route, routed_via, routing_headers, trail_headers
+from gateway.shell import tasks
 from gateway.shell.http import JsResponse, respond
 from gateway.shell.stream import OpenedStream
 from gateway.shell.translation import TranslatedRelay
@@ -112,7 +112,7 @@ def _stream(call: Call, config: Config, served: Served, plan: Plan, headers: dic
     key = served.candidate.key
     secret = config.key_memo.plain(key) if key is not None else None
     relay = TranslatedRelay(served.handle, config.settings.stream_stall_ms, headers[h.ROUTED_VIA], translator, secret)
-    call.ctx.waitUntil(asyncio.ensure_future(relay.run()))
+    call.ctx.waitUntil(tasks.start(relay.run()))
     stream_headers = {"content-type": translator.media_type, "cache-control": "no-cache", **CORS_HEADERS}
     return respond(relay.readable, 200, stream_headers | headers)
 

@@ -48,9 +48,11 @@ class TranslatedRelay:
         self._label = label
         self._secret = secret.encode() if secret else b""
         self._reads = 0
+        self._started = time.monotonic()
         self._over = False  # the caller's side was closed: nothing more is sent
         self._stalled = False
         self._controller: Any = None
+        self._watchdog: asyncio.Task[None] | None = None
         self._transform = create_proxy(self._on_read)
         head = self._translate(opened.head)
         transformer = plain({"start": create_once_callable(self._on_start), "transform": self._transform})
@@ -61,7 +63,8 @@ class TranslatedRelay:
 
     async def run(self) -> None:
         abort = js.AbortController.new()
-        watchdog = asyncio.ensure_future(self._watch(abort))
+        # The watchdog is a timer until its first look: a short stream never starts its task.
+        first_look = asyncio.get_running_loop().call_later(self._stall_s / STALL_CHECKS, self._start_watch, abort)
         try:
             if self._over:  # the head held the whole answer
                 await fulfilled(self._opened.reader.cancel())
@@ -72,7 +75,9 @@ class TranslatedRelay:
             if not self._over:
                 self._send(self._ending(closed))
         finally:
-            watchdog.cancel()
+            first_look.cancel()
+            if self._watchdog is not None:
+                self._watchdog.cancel()
             self._transform.destroy()
 
     def _on_start(self, controller: Any) -> None:
@@ -133,13 +138,16 @@ class TranslatedRelay:
             out = translator.fail(f"{self._label}: the gateway failed while relaying the stream")
         return self._scrubbed(out)
 
+    def _start_watch(self, abort: Any) -> None:
+        self._watchdog = asyncio.ensure_future(self._watch(abort))
+
     async def _watch(self, abort: Any) -> None:
         """No upstream read for a whole stall period while the caller has room for more aborts
         the pipe (which cancels the upstream); the stream then ends as stalled. A caller that
-        reads slowly keeps the caller's side full, so it is never taken for a stalled upstream."""
-        seen, last_progress = self._reads, time.monotonic()
+        reads slowly keeps the caller's side full, so it is never taken for a stalled upstream.
+        Its first look is a quarter period after the relay began."""
+        seen, last_progress = 0, self._started
         while True:
-            await asyncio.sleep(self._stall_s / STALL_CHECKS)
             reads = self._reads
             if reads != seen or self._controller.desiredSize <= 0:
                 seen, last_progress = reads, time.monotonic()
@@ -147,3 +155,4 @@ class TranslatedRelay:
                 self._stalled = True
                 abort.abort()
                 return
+            await asyncio.sleep(self._stall_s / STALL_CHECKS)
