@@ -12,6 +12,10 @@ requests straight to the upstream and through the gateway, and prints:
 - limits (SPEC §14): the same non-streamed request from a rate-limited client with ``ip_rpm`` on
   (the IP's and the client's counts taken as leases: a D1 batch per lease, about ten a minute),
   beside the default (only the failed-auth lock on: no D1 query when warm);
+- breakdown (issue 13): where a proxied request's CPU goes, in process, with every feature on as
+  scripts/bench_peers has it: by component from a V8 CPU profile of the runtime (the Worker's
+  Python, Pyodide's JS glue, undici, Node's streams and HTTP server: the last three are workerd's
+  native code in production), and by phase of the request from cProfile inside Pyodide;
 - surfaces (SPEC §12): per translated surface, the added latency of a non-streamed call and the
   runtime process's CPU per streamed event beside the OpenAI pass-through, and the Worker's own
   work per event measured inside Pyodide (scripts/bench_relay.py: Python and the JS it calls,
@@ -35,7 +39,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.runtime import Gateway  # noqa: E402
 from support.openrouter import FakeOpenRouter, endpoint  # noqa: E402
-from support.upstream import FakeUpstream, Json, Sse, chunk, completion  # noqa: E402
+from support.upstream import FakeUpstream, Json, PerKey, Sse, chunk, completion  # noqa: E402
 
 WARMUP = 200  # V8 and the upstream connection pool settle first: the figures are steady-state
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "1000"))
@@ -180,6 +184,7 @@ def run(gateway: Gateway, upstream: FakeUpstream) -> None:
 
         results["surfaces"] = surfaces(gateway, upstream, client, api, direct_ms)
     results["surfaces_in_process"] = in_process()
+    results["breakdown"] = breakdown(upstream)
     print(json.dumps({"rounds": ROUNDS, **results}, indent=2))
 
 
@@ -294,3 +299,104 @@ def in_process() -> object:
 
 if __name__ == "__main__":
     main()
+
+
+# V8 profile nodes by what they are: (category, test on the node's URL or function name).
+_COMPONENTS = (
+    ("the Worker's Python (Pyodide's WebAssembly)", lambda url, fn: url.startswith("wasm://") or fn.startswith("wasm-")),
+    ("Pyodide's JS glue (crossings, conversions)", lambda url, fn: "pyodide" in url),
+    ("undici (fetch, Request, Response)", lambda url, fn: "undici" in url),
+    ("Node's web streams", lambda url, fn: "webstreams" in url or url.startswith("node:internal/streams")),
+    ("socket writes (the kernel's loopback)", lambda url, fn: not url and fn in ("writev", "writeBuffer", "writeLatin1String", "writeUtf8String")),
+    ("garbage collection", lambda url, fn: fn == "(garbage collector)"),
+    ("the runtime's front door (Node HTTP, server.mjs)", lambda url, fn: "scripts/runtime" in url or "http" in url or "net" in url),
+)
+BREAKDOWN_REQUESTS = 2000
+
+
+def _component(url: str, fn: str) -> str:
+    return next((name for name, test in _COMPONENTS if test(url, fn)), "other (V8, timers, events)")
+
+
+def _profile_split(profile: dict, windows: dict[str, tuple[float, float]]) -> dict[str, dict[str, float]]:
+    """CPU ms per request by component, for each named window of CLOCK_MONOTONIC seconds (V8's
+    profile clock, in microseconds)."""
+    nodes = {node["id"]: node["callFrame"] for node in profile["nodes"]}
+    split: dict[str, dict[str, float]] = {name: {} for name in windows}
+    at = profile["startTime"]
+    for sample, delta in zip(profile["samples"], profile["timeDeltas"]):
+        at += delta
+        frame = nodes[sample]
+        if frame["functionName"] in ("(idle)", "(program)"):
+            continue
+        for name, (start, end) in windows.items():
+            if start * 1e6 <= at <= end * 1e6:
+                part = _component(frame["url"], frame["functionName"])
+                split[name][part] = split[name].get(part, 0.0) + delta / 1000 / BREAKDOWN_REQUESTS
+    return {name: {part: round(ms, 3) for part, ms in sorted(parts.items(), key=lambda kv: -kv[1])}
+            for name, parts in split.items()}
+
+
+def _all_features_on(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client) -> dict[str, str]:
+    """As scripts/bench_peers: two keys (one spent), ip_rpm, a model alias, a named client with an
+    rpm. Returns the client's headers."""
+    admin = {"authorization": f"Bearer {gateway.admin_token}"}
+    spent = "sk-spent-key-0123456789"
+    upstream.answer_always(PerKey({spent: Json({"error": {"message": "quota"}}, 429)}))
+    client.post(f"{gateway.url}/api/admin/providers", headers=admin, json={
+        "name": "bench", "base_url": upstream.base_url, "api_keys": [spent, "sk-bench-key-0123456789"], "models": ["m"],
+    }).raise_for_status()
+    client.put(f"{gateway.url}/api/admin/settings", headers=admin,
+               json={"ip_rpm": 1_000_000, "model_aliases": {"gpt-*": "m"}}).raise_for_status()
+    made = client.post(f"{gateway.url}/api/admin/clients", headers=admin,
+                       json={"name": "bench", "rpm": 1_000_000, "models": ["m"]}).raise_for_status()
+    return {"authorization": f"Bearer {made.json()['token']}"}
+
+
+def breakdown(upstream: FakeUpstream) -> dict:
+    """Where a request's CPU goes (see the module doc): two runs of the runtime, one under V8's
+    CPU profiler, one with the Worker's Python under cProfile (which slows Python down, hence
+    shares), each with 2,000 non-streamed requests and 2,000 streams of 22 events."""
+    body = {"model": "m", "messages": [{"role": "user", "content": "Say hello in one word."}], "max_tokens": 8}
+    stream = Sse([chunk("m", f" t{i}") for i in range(20)] + [chunk("m", None, "stop")])
+    kinds = {"non_stream": (body, Json(completion("m"))), "stream": ({**body, "stream": True}, stream)}
+
+    def requests(gateway: Gateway, client: httpx.Client, headers: dict, kind: str, count: int) -> None:
+        sent, answer = kinds[kind]
+        for _ in range(count):
+            upstream.queue(answer)
+            response = client.post(f"{gateway.url}/v1/chat/completions", json=sent, headers=headers)
+            response.raise_for_status()
+
+    figures: dict[str, object] = {}
+    with tempfile.TemporaryDirectory() as workdir:
+        gateway = Gateway.start(Path(workdir), node_args=("--cpu-prof", "--cpu-prof-dir", workdir))
+        windows = {}
+        try:
+            with httpx.Client(timeout=30) as client:
+                headers = _all_features_on(gateway, upstream, client)
+                for kind in kinds:
+                    requests(gateway, client, headers, kind, WARMUP)
+                    start = time.monotonic()
+                    requests(gateway, client, headers, kind, BREAKDOWN_REQUESTS)
+                    windows[kind] = (start, time.monotonic())
+        finally:
+            gateway.stop()
+        [profile] = Path(workdir).glob("*.cpuprofile")
+        figures["cpu_ms_per_request_by_component"] = _profile_split(json.loads(profile.read_text()), windows)
+    with tempfile.TemporaryDirectory() as workdir:
+        gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_PROFILE": "1"})
+        shares = {}
+        try:
+            with httpx.Client(timeout=30) as client:
+                headers = _all_features_on(gateway, upstream, client)
+                report = f"{gateway.url}/__local_runtime/profile"
+                for kind in kinds:
+                    requests(gateway, client, headers, kind, WARMUP)
+                    client.get(report)
+                    requests(gateway, client, headers, kind, BREAKDOWN_REQUESTS)
+                    shares[kind] = client.get(report, params={"requests": BREAKDOWN_REQUESTS}).json()
+        finally:
+            gateway.stop()
+        figures["python_by_phase"] = shares
+    return figures

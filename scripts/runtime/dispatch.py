@@ -45,3 +45,80 @@ def warn_about_credentials(env) -> None:
     values = {name: str(getattr(env, name)) for name in _CREDENTIALS if getattr(env, name, None)}
     for problem in problems(values):
         print(f"warning: {problem}", file=sys.stderr)
+
+
+# LOCAL_RUNTIME_PROFILE=1 (scripts/bench): every Python call of the process runs under cProfile
+# from the first request on, and ``profile_report()`` says where the Python time went, by phase
+# of a request. cProfile slows Python calls down, so the report gives each phase's share.
+_profiler = None
+
+# A phase is the time spent in (and under) these functions; "own" phases subtract nested ones.
+_PHASES = {
+    "entry: route match, the Call, answer headers": ("entry.py", "fetch"),
+    "auth and rate limits": ("gateway/routes/auth.py", "require_api"),
+    "body: read": ("gateway/shell/http.py", "read_body"),
+    "body: JSON parse and validation": ("gateway/routes/body.py", ("read_json", "validate")),
+    "routing: aliases, chain, fallback loop, pinning": ("gateway/routes/routing.py", "route"),
+    "upstream: the fetch call and its timer": ("gateway/shell/http.py", "send"),
+    "upstream: opening the stream (first event)": ("gateway/shell/stream.py", "open_stream"),
+    "answer: Response and relay start": ("gateway/routes/chat.py", "_served"),
+    "relay after the answer (pipe, end check)": ("gateway/shell/stream.py", "run"),
+}
+# Nested phases, subtracted from their parent's time.
+_NESTED = {
+    "entry: route match, the Call, answer headers": (
+        "auth and rate limits", "body: read", "body: JSON parse and validation",
+        "routing: aliases, chain, fallback loop, pinning", "answer: Response and relay start",
+    ),
+    "body: JSON parse and validation": ("body: read",),
+    "routing: aliases, chain, fallback loop, pinning": (
+        "upstream: the fetch call and its timer", "upstream: opening the stream (first event)",
+    ),
+}
+_LOOP_FILES = ("pyodide/webloop.py", "asyncio/", "_pyodide/_future_helper.py")
+# The builtins the loop calls on every turn.
+_LOOP_BUILTINS = ("_contextvars.Context", "create_once_callable", "set_result")
+_WORKERD_FILES = ("pyodide/code.py", "workers/", "inspect.py", "_local_dispatch.py")
+
+
+def start_profiling() -> None:
+    global _profiler
+    import cProfile
+
+    _profiler = cProfile.Profile()
+    _profiler.enable()
+
+
+def profile_report(requests: int) -> str:
+    """JSON: each phase's share of the Python time profiled so far, and calls per request;
+    ``requests``: how many requests that time covers (the profile restarts after a report)."""
+    import json
+    import pstats
+
+    global _profiler
+    _profiler.disable()
+    stats = pstats.Stats(_profiler).stats
+    start_profiling()
+    total = sum(tt for _cc, _nc, tt, _ct, _callers in stats.values())
+    calls = sum(nc for _cc, nc, _tt, _ct, _callers in stats.values())
+
+    def cumulative(path: str, names) -> float:
+        names = (names,) if isinstance(names, str) else names
+        return sum(ct for (file, _line, name), (_cc, _nc, _tt, ct, _c) in stats.items()
+                   if file.endswith(path) and name in names)
+
+    def own(files, builtins=()) -> float:
+        return sum(tt for (file, _line, name), (_cc, _nc, tt, _ct, _c) in stats.items()
+                   if any(part in file for part in files) or (file == "~" and any(b in name for b in builtins)))
+
+    phases = {name: cumulative(*where) for name, where in _PHASES.items()}
+    for parent, children in _NESTED.items():
+        phases[parent] -= sum(phases[child] for child in children)
+    phases["event loop: a turn per awaited JS promise"] = own(_LOOP_FILES, _LOOP_BUILTINS)
+    phases["workerd's dispatch (SDK: conversions, relaxed_call)"] = own(_WORKERD_FILES)
+    phases["other"] = total - sum(phases.values())
+    return json.dumps({
+        "python_calls_per_request": round(calls / requests),
+        "share": {name: round(value / total, 3) for name, value in phases.items()},
+    })
+

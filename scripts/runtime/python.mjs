@@ -70,12 +70,12 @@ sys.path[:0] = ["${WORKER_DIR}", "/runtime"]
  * `loadPython`, then import the entry module and warn about unusable secrets in `env` (the
  * Worker's own rule, `gateway.core.credentials`, so the warning and the 503 cannot disagree).
  * @returns the Python coroutine functions `dispatch(ctx, env, request)` (a fetch event) and
- * `scheduled(ctx, env, controller)` (a Cron Trigger's event).
+ * `scheduled(ctx, env, controller)` (a Cron Trigger's event), and `module` (dispatch.py itself).
  */
 export async function loadWorker({ srcDir, wheelDir, entryModule, env }) {
   const pyodide = await loadPython({ srcDir, wheelDir, env });
   const dispatch = pyodide.pyimport("_local_dispatch");
   await dispatch.load(entryModule);
   dispatch.warn_about_credentials(env);
-  return { pyodide, dispatch: dispatch.dispatch, scheduled: dispatch.scheduled };
+  return { pyodide, dispatch: dispatch.dispatch, scheduled: dispatch.scheduled, module: dispatch };
 }

@@ -175,6 +175,11 @@ function installTestClock() {
   };
 }
 
+// Benchmarks only (LOCAL_RUNTIME_PROFILE=1): the Worker's Python runs under cProfile from the start;
+// `GET /__local_runtime/profile?requests=N` answers where its time went since the last such call,
+// by phase of a request (dispatch.py's profile_report), and starts counting again.
+const PROFILE_PATH = "/__local_runtime/profile";
+
 // As `wrangler dev` does: `GET /cdn-cgi/handler/scheduled?cron=<expression>[&time=<ms>]` fires the
 // Worker's `scheduled` handler (a Cron Trigger) and answers once it finished.
 const SCHEDULED_PATH = "/cdn-cgi/handler/scheduled";
@@ -246,6 +251,7 @@ async function listen(server, host, port) {
 function createServer({ worker, env, pending, origin }) {
   const colour = wantsColour(process.stdout);
   const testClock = process.env.LOCAL_RUNTIME_TEST_CLOCK === "1" ? installTestClock() : undefined;
+  const profiling = process.env.LOCAL_RUNTIME_PROFILE === "1";
   const server = http.createServer(async (req, res) => {
     if (testClock && req.url === TEST_CLOCK_PATH) return testClock(req, res);
     const entry = trackRequest(req, res, colour);
@@ -258,8 +264,13 @@ function createServer({ worker, env, pending, origin }) {
       passThroughOnException() {},
     };
     try {
-      const { dispatch, scheduled } = await worker;
+      const { dispatch, scheduled, module } = await worker;
       if (req.url.startsWith(SCHEDULED_PATH)) return await runScheduled(scheduled, ctx, env, req, res);
+      if (profiling && req.url.startsWith(PROFILE_PATH)) {
+        const requests = Number(new URL(req.url, "http://localhost").searchParams.get("requests")) || 1;
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.end(module.profile_report(requests));
+      }
       const request = await toWebRequest(req, `http://${req.headers.host ?? origin}`);
       const response = await dispatch(ctx, env, request);
       entry.routing = routingOf(response.headers);
@@ -326,7 +337,7 @@ async function main() {
 
   // The database (migrations, then Miniflare) and Python start side by side; the binding joins
   // `env` before the first request is let through.
-  const [d1, { dispatch, scheduled }] = await Promise.all([
+  const [d1, { dispatch, scheduled, module }] = await Promise.all([
     applyMigrations(binding.database_name, persistTo).then(() =>
       openD1({ persistTo, databaseId: binding.database_id, trace }),
     ),
@@ -338,7 +349,8 @@ async function main() {
     }),
   ]);
   env[binding.binding] = d1.db;
-  workerLoaded({ dispatch, scheduled });
+  if (process.env.LOCAL_RUNTIME_PROFILE === "1") module.start_profiling();
+  workerLoaded({ dispatch, scheduled, module });
   console.log(`Ready on http://${values.host}:${server.address().port}`);
 
   let stopping = false;

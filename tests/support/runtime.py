@@ -41,7 +41,7 @@ class Gateway:
     encryption_key: str
 
     @classmethod
-    def start(cls, workdir: Path, extra_env: dict[str, str] | None = None) -> Gateway:
+    def start(cls, workdir: Path, extra_env: dict[str, str] | None = None, node_args: tuple[str, ...] = ()) -> Gateway:
         persist_to = workdir / "state"
         log_path = workdir / "runtime.log"
         api_token, admin_token = f"api-{secrets.token_hex(12)}", f"admin-{secrets.token_hex(12)}"
@@ -57,7 +57,7 @@ class Gateway:
             **(extra_env or {}),
         }
         args = [
-            "node", "--disallow-code-generation-from-strings", str(ROOT / "scripts" / "runtime" / "server.mjs"), "--",
+            "node", "--disallow-code-generation-from-strings", *node_args, str(ROOT / "scripts" / "runtime" / "server.mjs"), "--",
             "--port", str(free_port()),
             "--persist-to", str(persist_to),
             "--env-file", str(workdir / "absent.dev.vars"),
