@@ -34,6 +34,7 @@ __all__ = [
     "respond",
     "send",
     "settled",
+    "unawaited",
 ]
 
 # Every answer, JSON, stream or page, says its content type is the truth (SPEC §14).
@@ -155,6 +156,13 @@ async def settled(promise: Any) -> tuple[bool, Any]:
 async def fulfilled(promise: Any) -> bool:
     """Wait for a JS promise; True if it fulfilled (see ``settled``)."""
     return (await settled(promise))[0]
+
+
+def unawaited(promise: Any) -> None:
+    """Let a JS promise run its course unawaited (an await costs a turn of the event loop): its
+    rejection is handled by a native function, with no Python callback and no "Uncaught (in
+    promise)" report."""
+    promise.catch(js.Boolean)
 
 
 def plain(entries: dict[str, Any]) -> Any:

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import js
-from pyodide.ffi import JsException, create_once_callable, to_js
+from pyodide.ffi import to_js
 
 from gateway.core.attempt import Defect
 from gateway.core.sse import TAIL_BYTES, First, FirstEvent, ended_properly, first_event, stream_error_event
-from gateway.shell.http import UpstreamResponse, fulfilled, plain, settled
+from gateway.shell.http import UpstreamResponse, fulfilled, plain, settled, unawaited
 
 __all__ = ["STALL_CHECKS", "OpenedStream", "Relay", "open_stream"]
 
@@ -84,9 +84,8 @@ class Relay:
     per chunk. A ``tee`` branch is drained only by the stall watchdog, a few times per stall
     period, in whole-queue BYOB reads that keep just the last bytes (to judge the ending). A
     stream over before the watchdog's first look (most are) costs Python two awaits: the pipe and
-    one read of the branch. The head, the stream_error event and the close go to the caller's
-    side through its controller, synchronously: no promise comes back to Python for them (each
-    would cost a future and a turn of the event loop).
+    one read of the branch; the writes to the caller are not awaited (a caller gone away fails
+    the pipe just the same).
     """
 
     def __init__(self, opened: OpenedStream, stall_ms: int, label: str) -> None:
@@ -100,28 +99,23 @@ class Relay:
         self._ended = False
         self._failed = False
         self._stalled = False
-        self._controller: Any = None
         # Room for the head on the caller's side: it is queued now, before the answer is even
         # returned, so the first bytes leave as soon as the runtime reads the body.
-        transformer = plain({"start": create_once_callable(self._on_start)})
-        self._pipe = js.TransformStream.new(transformer, None, plain({"highWaterMark": _HEAD_CHUNKS}))
+        self._pipe = js.TransformStream.new(None, None, plain({"highWaterMark": _HEAD_CHUNKS}))
         self.readable = self._pipe.readable
-        self._controller.enqueue(to_js(opened.head))
-
-    def _on_start(self, controller: Any) -> None:
-        self._controller = controller
+        writer = self._pipe.writable.getWriter()
+        unawaited(writer.write(to_js(opened.head)))
+        writer.releaseLock()  # the queued head stays first: the pipe's writes follow it
 
     async def run(self) -> None:
         try:
             ending = await self._forward()
         except Exception:  # noqa: BLE001 - a bug here must still end the caller's stream honestly
             ending = (f"{self._label}: the gateway failed while relaying the stream", "stream_interrupted")
-        try:
-            if ending is not None:
-                self._controller.enqueue(to_js(stream_error_event(*ending)))
-            self._controller.terminate()
-        except JsException:
-            pass  # the caller went away: its side takes nothing more
+        writer = self._pipe.writable.getWriter()
+        if ending is not None:
+            unawaited(writer.write(to_js(stream_error_event(*ending))))
+        unawaited(writer.close())
 
     async def _forward(self) -> tuple[str, str] | None:
         """Pipe the rest; None when it ended properly, else the stream_error to send."""
