@@ -8,8 +8,10 @@ The upstream is piped natively into a ``TransformStream`` whose ``transform`` is
 one synchronous Python call per upstream read and no ``await`` (a Python await of a JS promise
 costs more than the translation itself; measured in ``scripts/bench_relay.py``). Python awaits
 the pipe once, for the stream's end; the stall watchdog wakes a few times per stall period, never
-per read. No JS is written here: workerd forbids ``eval`` (PLATFORM-NOTES §5.6), so every callback
-is a Python function.
+per read. No JS is written here: workerd forbids ``eval`` (PLATFORM-NOTES §5.6), so the one
+callback is a Python function. The head goes in through the writable, as the first read: a
+``start`` callback that is a Python proxy crashes the V8 of Node 22 (the local runtime) in its
+deoptimizer once the code is warm.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ import time
 from typing import Any
 
 import js
-from pyodide.ffi import JsException, create_once_callable, create_proxy, to_js
+from pyodide.ffi import JsException, create_proxy, to_js
 
-from gateway.shell.http import fulfilled, plain
+from gateway.shell.http import fulfilled, plain, unawaited
 from gateway.shell.stream import STALL_CHECKS, OpenedStream
 from gateway.surfaces.contract import StreamTranslator
 
@@ -51,24 +53,22 @@ class TranslatedRelay:
         self._started = time.monotonic()
         self._over = False  # the caller's side was closed: nothing more is sent
         self._stalled = False
-        self._controller: Any = None
+        self._controller: Any = None  # the caller side's, given to the first transform (the head)
         self._watchdog: asyncio.Task[None] | None = None
         self._transform = create_proxy(self._on_read)
-        head = self._translate(opened.head)
-        transformer = plain({"start": create_once_callable(self._on_start), "transform": self._transform})
         # A readable side of one chunk: its desiredSize tells a waiting caller from a slow one.
-        self._pipe = js.TransformStream.new(transformer, None, plain({"highWaterMark": 1}))
+        self._pipe = js.TransformStream.new(plain({"transform": self._transform}), None, plain({"highWaterMark": 1}))
         self.readable = self._pipe.readable
-        self._send(head)
+        # The head is the first chunk through the translator; the pipe's chunks follow it.
+        writer = self._pipe.writable.getWriter()
+        unawaited(writer.write(to_js(opened.head)))
+        writer.releaseLock()
 
     async def run(self) -> None:
         abort = js.AbortController.new()
         # The watchdog is a timer until its first look: a short stream never starts its task.
         first_look = asyncio.get_running_loop().call_later(self._stall_s / STALL_CHECKS, self._start_watch, abort)
         try:
-            if self._over:  # the head held the whole answer
-                await fulfilled(self._opened.reader.cancel())
-                return
             self._opened.reader.releaseLock()
             options = plain({**_PIPE_OPTIONS, "signal": abort.signal})
             closed = await fulfilled(self._opened.answer.body.pipeTo(self._pipe.writable, options))
@@ -80,10 +80,8 @@ class TranslatedRelay:
                 self._watchdog.cancel()
             self._transform.destroy()
 
-    def _on_start(self, controller: Any) -> None:
+    def _on_read(self, chunk: Any, controller: Any) -> None:
         self._controller = controller
-
-    def _on_read(self, chunk: Any, _controller: Any) -> None:
         self._reads += 1
         if not self._over:
             self._send(self._translate(chunk.to_bytes()))
@@ -91,6 +89,8 @@ class TranslatedRelay:
     def _send(self, out: bytes) -> None:
         """Queue ``out`` for the caller; once the answer is over, close the caller's side (which
         also ends the pipe and cancels the upstream). A caller that went away takes nothing."""
+        if self._controller is None:  # the caller went away before the head reached its side
+            return
         try:
             if out:
                 self._controller.enqueue(to_js(out))
@@ -149,7 +149,8 @@ class TranslatedRelay:
         seen, last_progress = 0, self._started
         while True:
             reads = self._reads
-            if reads != seen or self._controller.desiredSize <= 0:
+            controller = self._controller  # None until the caller's side takes the head
+            if reads != seen or controller is None or controller.desiredSize <= 0:
                 seen, last_progress = reads, time.monotonic()
             elif time.monotonic() - last_progress >= self._stall_s:
                 self._stalled = True
