@@ -297,9 +297,6 @@ def in_process() -> object:
     return json.loads(done.stdout[start:])
 
 
-if __name__ == "__main__":
-    main()
-
 
 # V8 profile nodes by what they are: (category, test on the node's URL or function name).
 _COMPONENTS = (
@@ -400,3 +397,7 @@ def breakdown(upstream: FakeUpstream) -> dict:
             gateway.stop()
         figures["python_by_phase"] = shares
     return figures
+
+
+if __name__ == "__main__":
+    main()
