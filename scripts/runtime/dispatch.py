@@ -63,11 +63,13 @@ _PHASES = {
     "upstream: opening the stream (first event)": ("gateway/shell/stream.py", "open_stream"),
     "answer: Response and relay start": ("gateway/routes/chat.py", "_served"),
     "relay after the answer (pipe, end check)": ("gateway/shell/stream.py", "run"),
+    "translated relay (pipe, translator)": ("gateway/shell/translation.py", ("run", "_on_read")),
 }
-# Nested phases, subtracted from their parent's time.
+# Nested phases (direct children only), subtracted from their parent's time. A relay's first
+# steps run inside the answer (its task starts eagerly): the answer's share includes them.
 _NESTED = {
     "entry: route match, the Call, answer headers": (
-        "auth and rate limits", "body: read", "body: JSON parse and validation",
+        "auth and rate limits", "body: JSON parse and validation",
         "routing: aliases, chain, fallback loop, pinning", "answer: Response and relay start",
     ),
     "body: JSON parse and validation": ("body: read",),
@@ -121,4 +123,3 @@ def profile_report(requests: int) -> str:
         "python_calls_per_request": round(calls / requests),
         "share": {name: round(value / total, 3) for name, value in phases.items()},
     })
-

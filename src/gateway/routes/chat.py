@@ -3,7 +3,6 @@ fallback loop, and answer with what served it — or honestly with why nothing d
 
 from __future__ import annotations
 
-
 from gateway import isolate
 from gateway.core.outcome import CallerError, Served
 from gateway.responses import CORS_HEADERS, sse_headers

@@ -159,8 +159,8 @@ async def fulfilled(promise: Any) -> bool:
 
 
 def unawaited(promise: Any) -> None:
-    """Let a JS promise run its course unawaited (an await costs a turn of the event loop): its
-    rejection is handled by a native function, with no Python callback and no "Uncaught (in
+    """Let a JS promise run its course without awaiting it (an await costs a turn of the event
+    loop); a rejection is handled (``Boolean`` takes it), so it is never an "Uncaught (in
     promise)" report."""
     promise.catch(js.Boolean)
 

@@ -83,9 +83,8 @@ class Relay:
     The bytes after the head go from the upstream to the caller by a native ``pipeTo``: no Python
     per chunk. A ``tee`` branch is drained only by the stall watchdog, a few times per stall
     period, in whole-queue BYOB reads that keep just the last bytes (to judge the ending). A
-    stream over before the watchdog's first look (most are) costs Python two awaits: the pipe and
-    one read of the branch; the writes to the caller are not awaited (a caller gone away fails
-    the pipe just the same).
+    stream over before the watchdog's first look (most are) costs Python three awaits: the head's
+    write, the pipe and one read of the branch; the last writes to the caller are not awaited.
     """
 
     def __init__(self, opened: OpenedStream, stall_ms: int, label: str) -> None:
@@ -103,19 +102,23 @@ class Relay:
         # returned, so the first bytes leave as soon as the runtime reads the body.
         self._pipe = js.TransformStream.new(None, None, plain({"highWaterMark": _HEAD_CHUNKS}))
         self.readable = self._pipe.readable
-        writer = self._pipe.writable.getWriter()
-        unawaited(writer.write(to_js(opened.head)))
-        writer.releaseLock()  # the queued head stays first: the pipe's writes follow it
+        self._writer = self._pipe.writable.getWriter()
+        self._head_written = self._writer.write(to_js(opened.head))
 
     async def run(self) -> None:
+        if not await fulfilled(self._head_written):  # the caller went away
+            await fulfilled(self._opened.reader.cancel())
+            return
+        # Released only once the head is written: workerd drops a released writer's queued
+        # writes (the streams spec, and Node, keep them).
+        self._writer.releaseLock()
         try:
             ending = await self._forward()
         except Exception:  # noqa: BLE001 - a bug here must still end the caller's stream honestly
             ending = (f"{self._label}: the gateway failed while relaying the stream", "stream_interrupted")
-        writer = self._pipe.writable.getWriter()
         if ending is not None:
-            unawaited(writer.write(to_js(stream_error_event(*ending))))
-        unawaited(writer.close())
+            unawaited(self._writer.write(to_js(stream_error_event(*ending))))
+        unawaited(self._writer.close())
 
     async def _forward(self) -> tuple[str, str] | None:
         """Pipe the rest; None when it ended properly, else the stream_error to send."""
@@ -138,10 +141,16 @@ class Relay:
         first_look.cancel()
         if self._watchdog is not None:
             self._watchdog.cancel()
-        if not piped:
+        self._writer = self._pipe.writable.getWriter()
+        # An errored side has no desiredSize: the caller went away. (workerd may end the pipe
+        # without an error then; the upstream must be cancelled all the same.)
+        caller_gone = not isinstance(self._writer.desiredSize, int | float)
+        if not piped or caller_gone:
             cancelled = to_caller.cancel()
             await fulfilled(self._watch_reader.cancel())
             await fulfilled(cancelled)
+            if caller_gone:
+                return None  # no one to tell
             if self._stalled:
                 seconds = round(self._stall_s)
                 return (f"{self._label}: no data from the upstream for {seconds}s", "stream_stalled")

@@ -9,9 +9,10 @@ one synchronous Python call per upstream read and no ``await`` (a Python await o
 costs more than the translation itself; measured in ``scripts/bench_relay.py``). Python awaits
 the pipe once, for the stream's end; the stall watchdog wakes a few times per stall period, never
 per read. No JS is written here: workerd forbids ``eval`` (PLATFORM-NOTES §5.6), so the one
-callback is a Python function. The head goes in through the writable, as the first read: a
-``start`` callback that is a Python proxy crashes the V8 of Node 22 (the local runtime) in its
-deoptimizer once the code is warm.
+callback is a Python function. The head goes in through the writable, as the first read (a
+``start`` callback that is a Python proxy crashes the V8 of Node 22, the local runtime, in its
+deoptimizer once the code is warm), and the writer is released only once it is written (workerd
+drops a released writer's queued writes).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 import js
 from pyodide.ffi import JsException, create_proxy, to_js
 
-from gateway.shell.http import fulfilled, plain, unawaited
+from gateway.shell.http import fulfilled, plain
 from gateway.shell.stream import STALL_CHECKS, OpenedStream
 from gateway.surfaces.contract import StreamTranslator
 
@@ -53,22 +54,28 @@ class TranslatedRelay:
         self._started = time.monotonic()
         self._over = False  # the caller's side was closed: nothing more is sent
         self._stalled = False
-        self._controller: Any = None  # the caller side's, given to the first transform (the head)
+        self._controller: Any = None  # the caller side's, given to the head's transform
         self._watchdog: asyncio.Task[None] | None = None
         self._transform = create_proxy(self._on_read)
         # A readable side of one chunk: its desiredSize tells a waiting caller from a slow one.
-        self._pipe = js.TransformStream.new(plain({"transform": self._transform}), None, plain({"highWaterMark": 1}))
+        readable_strategy = plain({"highWaterMark": 1})
+        self._pipe = js.TransformStream.new(plain({"transform": self._transform}), None, readable_strategy)
         self.readable = self._pipe.readable
         # The head is the first chunk through the translator; the pipe's chunks follow it.
-        writer = self._pipe.writable.getWriter()
-        unawaited(writer.write(to_js(opened.head)))
-        writer.releaseLock()
+        self._writer = self._pipe.writable.getWriter()
+        self._head_written = self._writer.write(to_js(opened.head))
 
     async def run(self) -> None:
         abort = js.AbortController.new()
         # The watchdog is a timer until its first look: a short stream never starts its task.
-        first_look = asyncio.get_running_loop().call_later(self._stall_s / STALL_CHECKS, self._start_watch, abort)
+        loop = asyncio.get_running_loop()
+        first_look = loop.call_later(self._stall_s / STALL_CHECKS, self._start_watch, abort)
         try:
+            head_written = await fulfilled(self._head_written)
+            if not head_written or self._over:  # the caller went away, or the head held it all
+                await fulfilled(self._opened.reader.cancel())
+                return
+            self._writer.releaseLock()
             self._opened.reader.releaseLock()
             options = plain({**_PIPE_OPTIONS, "signal": abort.signal})
             closed = await fulfilled(self._opened.answer.body.pipeTo(self._pipe.writable, options))
@@ -89,8 +96,6 @@ class TranslatedRelay:
     def _send(self, out: bytes) -> None:
         """Queue ``out`` for the caller; once the answer is over, close the caller's side (which
         also ends the pipe and cancels the upstream). A caller that went away takes nothing."""
-        if self._controller is None:  # the caller went away before the head reached its side
-            return
         try:
             if out:
                 self._controller.enqueue(to_js(out))
@@ -149,8 +154,9 @@ class TranslatedRelay:
         seen, last_progress = 0, self._started
         while True:
             reads = self._reads
-            controller = self._controller  # None until the caller's side takes the head
-            if reads != seen or controller is None or controller.desiredSize <= 0:
+            # null once the caller's side is closed or errored (None before the head is through)
+            room = None if self._controller is None else self._controller.desiredSize
+            if reads != seen or not isinstance(room, int | float) or room <= 0:
                 seen, last_progress = reads, time.monotonic()
             elif time.monotonic() - last_progress >= self._stall_s:
                 self._stalled = True
