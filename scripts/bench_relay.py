@@ -37,6 +37,7 @@ _make_stream = run_js(
                 if (i < chunks.length) controller.enqueue(chunks[i++]);
                 else controller.close();
             },
+            type: "bytes",  // as a fetch body is (the pass-through relay reads a tee of it by BYOB)
         }, { highWaterMark: 0 });
     }"""
 )

@@ -59,7 +59,12 @@ def test_a_caller_reading_slowly_gets_the_whole_answer_not_a_stall(report):
 
 @pytest.mark.parametrize(
     ("scenario", "code"),
-    [("stalled", "stream_stalled"), ("truncated", "stream_truncated"), ("failed", "stream_interrupted")],
+    [
+        ("stalled", "stream_stalled"),
+        ("truncated", "stream_truncated"),
+        ("failed", "stream_interrupted"),
+        ("relay_failed", "stream_interrupted"),  # the relay itself failed: the caller is told so
+    ],
 )
 def test_an_unfinished_answer_ends_with_a_stream_error_and_no_done(report, scenario, code):
     text = report["pass_through"][scenario]["text"]

@@ -112,13 +112,15 @@ class Relay:
         # Released only once the head is written: workerd drops a released writer's queued
         # writes (the streams spec, and Node, keep them).
         self._writer.releaseLock()
+        self._writer = None
         try:
             ending = await self._forward()
         except Exception:  # noqa: BLE001 - a bug here must still end the caller's stream honestly
             ending = (f"{self._label}: the gateway failed while relaying the stream", "stream_interrupted")
+        writer = self._writer or self._pipe.writable.getWriter()  # _forward takes it after the pipe
         if ending is not None:
-            unawaited(self._writer.write(to_js(stream_error_event(*ending))))
-        unawaited(self._writer.close())
+            unawaited(writer.write(to_js(stream_error_event(*ending))))
+        unawaited(writer.close())
 
     async def _forward(self) -> tuple[str, str] | None:
         """Pipe the rest; None when it ended properly, else the stream_error to send."""
