@@ -23,6 +23,7 @@ from pyodide.ffi import to_js
 from gateway.core.attempt import Defect
 from gateway.core.sse import TAIL_BYTES, First, FirstEvent, ended_properly, first_event, stream_error_event
 from gateway.shell.http import UpstreamResponse, fulfilled, plain, settled, unawaited
+from gateway.shell.tasks import Later
 
 __all__ = ["STALL_CHECKS", "OpenedStream", "Relay", "open_stream"]
 
@@ -94,7 +95,6 @@ class Relay:
         self._tail = opened.head[-TAIL_BYTES:]
         self._watch_reader: Any = None
         self._pending_read: Any = None
-        self._watchdog: asyncio.Task[None] | None = None
         self._ended = False
         self._failed = False
         self._stalled = False
@@ -135,14 +135,9 @@ class Relay:
             {"preventClose": True, "preventAbort": True, "preventCancel": True, "signal": abort.signal}
         )
         started = time.monotonic()
-        # The watchdog is a timer until its first look: a short stream never starts its task.
-        first_look = asyncio.get_running_loop().call_later(
-            self._stall_s / STALL_CHECKS, self._start_watch, abort, started
-        )
+        watchdog = Later(self._stall_s / STALL_CHECKS, lambda: self._watch(abort, started))
         piped = await fulfilled(to_caller.pipeTo(self._pipe.writable, options))
-        first_look.cancel()
-        if self._watchdog is not None:
-            self._watchdog.cancel()
+        watchdog.cancel()
         self._writer = self._pipe.writable.getWriter()
         # An errored side has no desiredSize: the caller went away. (workerd may end the pipe
         # without an error then; the upstream must be cancelled all the same.)
@@ -170,12 +165,9 @@ class Relay:
             return (f"{self._label}: the upstream stream ended before the answer was complete", "stream_truncated")
         return None
 
-    def _start_watch(self, abort: Any, started: float) -> None:
-        self._watchdog = asyncio.ensure_future(self._watch(abort, started))
-
     async def _watch(self, abort: Any, last_progress: float) -> None:
-        """Every quarter of the stall period, drain what arrived; no bytes for a whole period
-        aborts the pipe (the caller then gets ``stream_stalled``)."""
+        """Every quarter of the stall period (the first a quarter in), drain what arrived; no
+        bytes for a whole period aborts the pipe (the caller then gets ``stream_stalled``)."""
         while not self._ended:
             if await self._drain(wait=False):
                 last_progress = time.monotonic()

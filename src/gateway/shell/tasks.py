@@ -1,14 +1,15 @@
-"""Starting work that outlives its handler: a stream's relay, given to ``waitUntil``."""
+"""Starting work that outlives its handler: a stream's relay, given to ``waitUntil``, and its
+stall watchdog, started late."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from pyodide.webloop import PyodideTask
 
-__all__ = ["start"]
+__all__ = ["Later", "start"]
 
 T = TypeVar("T")
 
@@ -20,3 +21,21 @@ def start(coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
     ``create_task`` fails with a task factory set, so the task is made here, of the loop's own
     kind; its failure is reported by ``waitUntil``.)"""
     return PyodideTask(coro, loop=asyncio.get_running_loop(), eager_start=True)
+
+
+class Later:
+    """``work()`` as a task started ``delay_s`` from now: until then a timer, so work that is
+    cancelled first (a stream's stall watchdog, when the stream ends before its first look)
+    never costs a task. ``cancel()`` stops it, started or not."""
+
+    def __init__(self, delay_s: float, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        self._task: asyncio.Task[None] | None = None
+        self._timer = asyncio.get_running_loop().call_later(delay_s, self._start, work)
+
+    def _start(self, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        self._task = asyncio.ensure_future(work())
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()

@@ -26,6 +26,7 @@ from pyodide.ffi import JsException, create_proxy, to_js
 
 from gateway.shell.http import fulfilled, plain
 from gateway.shell.stream import STALL_CHECKS, OpenedStream
+from gateway.shell.tasks import Later
 from gateway.surfaces.contract import StreamTranslator
 
 __all__ = ["TranslatedRelay"]
@@ -55,7 +56,6 @@ class TranslatedRelay:
         self._over = False  # the caller's side was closed: nothing more is sent
         self._stalled = False
         self._controller: Any = None  # the caller side's, given to the head's transform
-        self._watchdog: asyncio.Task[None] | None = None
         self._transform = create_proxy(self._on_read)
         # A readable side of one chunk: its desiredSize tells a waiting caller from a slow one.
         readable_strategy = plain({"highWaterMark": 1})
@@ -67,9 +67,7 @@ class TranslatedRelay:
 
     async def run(self) -> None:
         abort = js.AbortController.new()
-        # The watchdog is a timer until its first look: a short stream never starts its task.
-        loop = asyncio.get_running_loop()
-        first_look = loop.call_later(self._stall_s / STALL_CHECKS, self._start_watch, abort)
+        watchdog = Later(self._stall_s / STALL_CHECKS, lambda: self._watch(abort))
         try:
             head_written = await fulfilled(self._head_written)
             if not head_written or self._over:  # the caller went away, or the head held it all
@@ -82,9 +80,7 @@ class TranslatedRelay:
             if not self._over:
                 self._send(self._ending(closed))
         finally:
-            first_look.cancel()
-            if self._watchdog is not None:
-                self._watchdog.cancel()
+            watchdog.cancel()
             self._transform.destroy()
 
     def _on_read(self, chunk: Any, controller: Any) -> None:
@@ -142,9 +138,6 @@ class TranslatedRelay:
         except Exception:  # noqa: BLE001 - as in _translate
             out = translator.fail(f"{self._label}: the gateway failed while relaying the stream")
         return self._scrubbed(out)
-
-    def _start_watch(self, abort: Any) -> None:
-        self._watchdog = asyncio.ensure_future(self._watch(abort))
 
     async def _watch(self, abort: Any) -> None:
         """No upstream read for a whole stall period while the caller has room for more aborts
