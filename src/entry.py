@@ -139,9 +139,11 @@ class Default(WorkerEntrypoint):
             add_headers(response, PRIVATE_HEADERS)  # errors included: SPEC §14, "admin answers"
         return response
 
-    async def scheduled(self, controller: Any, env: Any, ctx: Any) -> None:
+    async def scheduled(self, controller: Any) -> None:
         """The Cron Trigger (``triggers.crons`` in wrangler.jsonc): OpenRouter pinning's refresh
-        (SPEC §15). ``env`` is a converted copy (PLATFORM-NOTES §2.1): ``self.env`` is used."""
+        (SPEC §15). workerd calls a class entrypoint's handler with the event alone (``env`` and
+        ``ctx`` are the instance's: ``getHandlerFromEntrypointClass`` in workerd's worker.c++), so a
+        handler that also asks for them fails every run."""
         refreshed = await openrouter.refresh_candidates(self.env)
         logger.info("cron %s: %d OpenRouter model(s) re-scored", controller.cron, refreshed)
 

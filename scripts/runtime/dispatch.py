@@ -27,10 +27,11 @@ async def dispatch(ctx, env, request):
 
 
 async def scheduled(ctx, env, controller):
-    """A Cron Trigger's event: workerd calls ``scheduled`` non-relaxed, each argument through
-    ``python_from_rpc`` (PLATFORM-NOTES §2.1)."""
+    """A Cron Trigger's event: workerd calls a class entrypoint's ``scheduled`` non-relaxed with
+    the controller alone, through ``python_from_rpc`` (env and ctx are the instance's; workerd's
+    worker.c++, ``getHandlerFromEntrypointClass``)."""
     instance = _entrypoint(ctx, env)
-    await instance.scheduled(python_from_rpc(controller), python_from_rpc(env), python_from_rpc(ctx))
+    await instance.scheduled(python_from_rpc(controller))
 
 
 # The Worker's secrets, as the local runtime passes them in ``env``.
