@@ -4,7 +4,7 @@ holding the Worker's modules):
 
 - ``pass_through``: ``gateway.shell.stream.Relay``. Its upstream is a JS byte ``ReadableStream`` fed
   as a fetch body is, by the network: chunks arrive every few milliseconds whether or not anyone
-  reads, then it closes, fails or stays open.
+  reads, then it closes, fails or stays open; aborting the request errors it.
 - ``translated``: ``gateway.shell.translation.TranslatedRelay`` (Anthropic). Its upstream yields a
   chunk per read and can be left open after its last chunk.
 
@@ -34,6 +34,8 @@ _pushed_upstream = run_js(
         const state = { cancelled: false };
         const stream = new ReadableStream({
             start(c) {
+                // A fetch's abort errors its body and tears the connection down.
+                state.abort = () => { state.cancelled = true; c.error(new Error("aborted")); };
                 // The network pushes: chunks arrive every 5 ms whether or not anyone reads.
                 let i = 0;
                 const timer = setInterval(() => {
@@ -55,6 +57,9 @@ _pulled_upstream = run_js(
         let i = 0;
         const state = { cancelled: false };
         const stream = new ReadableStream({
+            start(c) {
+                state.abort = () => { state.cancelled = true; c.error(new Error("aborted")); };
+            },
             pull(c) {
                 if (i < chunks.length) c.enqueue(chunks[i++]);
                 else if (!keepOpen) c.close();
@@ -91,7 +96,8 @@ async def _run(pair, make_relay, pause_ms: int) -> dict:
     stream, state = pair[0], pair[1]
     reader = stream.getReader()
     head = (await reader.read()).value.to_bytes()
-    opened = OpenedStream(SimpleNamespace(body=stream), reader, head, first_event(head))
+    # The upstream answer as the relays use it: its body, and abort() as a fetch's.
+    opened = OpenedStream(SimpleNamespace(body=stream, abort=state.abort), reader, head, first_event(head))
     relay = make_relay(opened)
     task = asyncio.ensure_future(relay.run())
     text = await asyncio.wait_for(_caller(relay.readable, pause_ms), 20)

@@ -117,6 +117,12 @@ class UpstreamResponse:
     def disarm(self) -> None:
         js.clearTimeout(self._timer)
 
+    def abort(self) -> None:
+        """Abort the request: the body errors, a read already waiting on it included. (workerd
+        lets a ``pipeTo`` of the body wait out a pending read whatever its own abort signal says,
+        so a stalled stream is stopped here, at its source.)"""
+        self._controller.abort()
+
     async def discard(self) -> None:
         """Give up on the body: disarm the timer and cancel the stream (frees the connection)."""
         self.disarm()

@@ -127,15 +127,12 @@ class Relay:
         self._opened.reader.releaseLock()
         to_caller, watched = self._opened.answer.body.tee()
         self._watch_reader = watched.getReader(plain({"mode": "byob"}))
-        abort = js.AbortController.new()
         # The pipe leaves both ends to us: the caller's side stays open for the stream_error
         # event, and the upstream is cancelled below (a tee branch's cancel waits for the other
         # branch's, so the pipe must not wait for it).
-        options = plain(
-            {"preventClose": True, "preventAbort": True, "preventCancel": True, "signal": abort.signal}
-        )
+        options = plain({"preventClose": True, "preventAbort": True, "preventCancel": True})
         started = time.monotonic()
-        watchdog = Later(self._stall_s / STALL_CHECKS, lambda: self._watch(abort, started))
+        watchdog = Later(self._stall_s / STALL_CHECKS, lambda: self._watch(started))
         piped = await fulfilled(to_caller.pipeTo(self._pipe.writable, options))
         watchdog.cancel()
         self._writer = self._pipe.writable.getWriter()
@@ -165,15 +162,16 @@ class Relay:
             return (f"{self._label}: the upstream stream ended before the answer was complete", "stream_truncated")
         return None
 
-    async def _watch(self, abort: Any, last_progress: float) -> None:
+    async def _watch(self, last_progress: float) -> None:
         """Every quarter of the stall period (the first a quarter in), drain what arrived; no
-        bytes for a whole period aborts the pipe (the caller then gets ``stream_stalled``)."""
+        bytes for a whole period aborts the upstream request, which ends the pipe (the caller
+        then gets ``stream_stalled``)."""
         while not self._ended:
             if await self._drain(wait=False):
                 last_progress = time.monotonic()
             elif time.monotonic() - last_progress >= self._stall_s:
                 self._stalled = True
-                abort.abort()
+                self._opened.answer.abort()
                 return
             await asyncio.sleep(self._stall_s / STALL_CHECKS)
 

@@ -66,8 +66,7 @@ class TranslatedRelay:
         self._head_written = self._writer.write(to_js(opened.head))
 
     async def run(self) -> None:
-        abort = js.AbortController.new()
-        watchdog = Later(self._stall_s / STALL_CHECKS, lambda: self._watch(abort))
+        watchdog = Later(self._stall_s / STALL_CHECKS, self._watch)
         try:
             head_written = await fulfilled(self._head_written)
             if not head_written or self._over:  # the caller went away, or the head held it all
@@ -75,8 +74,7 @@ class TranslatedRelay:
                 return
             self._writer.releaseLock()
             self._opened.reader.releaseLock()
-            options = plain({**_PIPE_OPTIONS, "signal": abort.signal})
-            closed = await fulfilled(self._opened.answer.body.pipeTo(self._pipe.writable, options))
+            closed = await fulfilled(self._opened.answer.body.pipeTo(self._pipe.writable, plain(_PIPE_OPTIONS)))
             if not self._over:
                 self._send(self._ending(closed))
         finally:
@@ -139,9 +137,9 @@ class TranslatedRelay:
             out = translator.fail(f"{self._label}: the gateway failed while relaying the stream")
         return self._scrubbed(out)
 
-    async def _watch(self, abort: Any) -> None:
+    async def _watch(self) -> None:
         """No upstream read for a whole stall period while the caller has room for more aborts
-        the pipe (which cancels the upstream); the stream then ends as stalled. A caller that
+        the upstream request (which ends the pipe); the stream then ends as stalled. A caller that
         reads slowly keeps the caller's side full, so it is never taken for a stalled upstream.
         Its first look is a quarter period after the relay began."""
         seen, last_progress = 0, self._started
@@ -153,6 +151,6 @@ class TranslatedRelay:
                 seen, last_progress = reads, time.monotonic()
             elif time.monotonic() - last_progress >= self._stall_s:
                 self._stalled = True
-                abort.abort()
+                self._opened.answer.abort()
                 return
             await asyncio.sleep(self._stall_s / STALL_CHECKS)
