@@ -7,7 +7,7 @@
 // the binding exactly as on workerd (PLATFORM-NOTES §2.4, §4.4): None binds as null, and results
 // come back as plain objects the SDK converts.
 import path from "node:path";
-import { Miniflare } from "miniflare";
+import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 
 /** A value as JSON: `undefined` and bytes kept apart, so D1 sees exactly what was bound. */
 function encode(value) {
@@ -101,9 +101,8 @@ export default {
 };
 `;
 
-// Miniflare's bundled workerd only accepts compatibility dates it knows; this worker only hosts the
-// D1 simulator, so its date is independent of the Python Worker's.
-const D1_HOST_COMPAT_DATE = "2026-08-01";
+// This worker only hosts the D1 simulator: its date is independent of the Python Worker's.
+const D1_HOST_COMPAT_DATE = "2026-09-08";
 
 /**
  * Start Miniflare hosting one D1 database and return the production-shaped binding.
@@ -111,13 +110,16 @@ const D1_HOST_COMPAT_DATE = "2026-08-01";
  * @param {{persistTo: string, databaseId: string, trace?: (sql: string) => void}} options
  */
 export async function openD1({ persistTo, databaseId, trace }) {
-  const mf = new Miniflare({
-    modules: true,
-    script: BRIDGE,
-    compatibilityDate: D1_HOST_COMPAT_DATE,
-    d1Databases: { DB: databaseId },
-    d1Persist: path.join(persistTo, "v3", "d1"),
-  });
+  // Miniflare 5 takes the v4 options through its own adapter, as wrangler's `d1 execute` does.
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      modules: true,
+      script: BRIDGE,
+      compatibilityDate: D1_HOST_COMPAT_DATE,
+      d1Databases: { DB: databaseId },
+      resourcePersistencePath: path.join(persistTo, "v3"),
+    }),
+  );
   const url = await mf.ready;
   const call = async (message) => {
     const response = await fetch(url, { method: "POST", body: JSON.stringify(message) });

@@ -1,9 +1,12 @@
-"""End-to-end tests: the Worker in the local runtime (real Pyodide 314, Miniflare's D1, real
+"""End-to-end tests: the Worker in a local runtime (real Pyodide 314, Miniflare's D1, real
 WebCrypto and fetch) against the scriptable fake upstream (tests/support/upstream.py).
 
-One runtime serves the whole session; each test starts from an empty provider table, default
-settings and the env tokens. To add a capability, add a ``test_<capability>.py`` here using the
-``gateway``, ``upstream``, ``admin`` and ``api`` fixtures.
+Every test that takes ``runtime`` (``gateway`` does) runs on both runtimes: the Node runtime and
+workerd itself (``--runtime`` narrows it, tests/conftest.py). One runtime of each kind serves the
+whole session; each test starts from an empty provider table, default settings and the env
+tokens. To add a capability, add a ``test_<capability>.py`` here using the ``gateway``,
+``upstream``, ``admin`` and ``api`` fixtures; a test that starts a runtime of its own passes
+``runtime`` to ``Gateway.start``.
 """
 
 from __future__ import annotations
@@ -19,11 +22,11 @@ from support.upstream import UPSTREAM_KEY, FakeUpstream
 
 
 @pytest.fixture(scope="session")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+def gateway(tmp_path_factory: pytest.TempPathFactory, runtime: str) -> Iterator[Gateway]:
     # The failed-auth lock is off for the shared runtime: the suite sends many wrong tokens from one
     # address, and a test of one capability must not be locked out by another's. test_rate_limits
     # turns it on where it is the subject (and checks the default on a runtime of its own).
-    running = Gateway.start(tmp_path_factory.mktemp("gateway"), extra_env={"AUTH_FAIL_LIMIT": "0"})
+    running = Gateway.start(tmp_path_factory.mktemp("gateway"), extra_env={"AUTH_FAIL_LIMIT": "0"}, runtime=runtime)
     yield running
     running.stop()
 

@@ -265,7 +265,7 @@ def test_no_client_token_in_any_answer_or_log_line(gateway, admin, add_provider)
 # --- Upgrading a database made by 0001 + 0002 ------------------------------------------------
 
 
-def test_a_database_of_0001_and_0002_upgrades_in_place(tmp_path, upstream):
+def test_a_database_of_0001_and_0002_upgrades_in_place(tmp_path, upstream, runtime):
     migrations = tmp_path / "migrations-0002"
     migrations.mkdir()
     for name in ("0001_init.sql", "0002_provider_keys.sql"):
@@ -273,7 +273,7 @@ def test_a_database_of_0001_and_0002_upgrades_in_place(tmp_path, upstream):
     d1_apply_migrations(tmp_path / "state", migrations)
     d1_execute(tmp_path / "state", "INSERT INTO settings (key, value) VALUES ('max_body_bytes', '4096')")
 
-    gateway = Gateway.start(tmp_path)
+    gateway = Gateway.start(tmp_path, runtime=runtime)
     try:
         applied = [m["name"] for m in d1_execute(gateway.persist_to, "SELECT name FROM d1_migrations ORDER BY id")]
         assert applied == sorted(p.name for p in (ROOT / "migrations").glob("*.sql"))  # the rest applied

@@ -318,9 +318,9 @@ def test_when_d1_cannot_count_the_limits_fail_open_and_tokens_still_hold(gateway
 # --- The default ------------------------------------------------------------------------------
 
 
-def test_by_default_ten_failed_checks_lock_an_address(tmp_path):
+def test_by_default_ten_failed_checks_lock_an_address(tmp_path, runtime):
     """A runtime of its own, with no limit set anywhere: the default lock is on."""
-    gateway = Gateway.start(tmp_path)
+    gateway = Gateway.start(tmp_path, runtime=runtime)
     try:
         ip = new_ip()
         url = f"{gateway.url}/v1/models"

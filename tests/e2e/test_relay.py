@@ -20,6 +20,11 @@ import pytest
 from support.runtime import NODE_BIN, ROOT
 
 CHECK = Path(__file__).with_name("relay_check.py")
+# The relays run in the Node runtime's Pyodide against scripted JS streams (run-python.mjs), an
+# in-process harness with no workerd counterpart; on workerd the same relays are driven end to end
+# (test_chat_sse.py, test_stream_integrity.py, test_surfaces.py).
+pytestmark = [pytest.mark.usefixtures("runtime"),
+              pytest.mark.node_only("an in-process harness of the relays in Node's Pyodide (run-python.mjs)")]
 
 
 @pytest.fixture(scope="module")

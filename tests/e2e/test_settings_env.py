@@ -12,7 +12,7 @@ from support.runtime import Gateway
 
 
 @pytest.fixture(scope="module")
-def env_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+def env_gateway(tmp_path_factory: pytest.TempPathFactory, runtime: str) -> Iterator[Gateway]:
     running = Gateway.start(
         tmp_path_factory.mktemp("env-gateway"),
         extra_env={
@@ -20,6 +20,7 @@ def env_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
             "MAX_CONSECUTIVE_UPSTREAM_FAILS": "often",
             "MODEL_ALIASES": '{"claude-*haiku*": "small", "claude-*": "auto"}',
         },
+        runtime=runtime,
     )
     yield running
     running.stop()

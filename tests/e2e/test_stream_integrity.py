@@ -38,12 +38,14 @@ def good_stream() -> Sse:
         pytest.param(Sse([], done=True), "invalid_stream", id="done-without-content"),
         pytest.param(Json({"choices": []}), "invalid_stream", id="200-not-sse"),
         pytest.param(Json({"error": {"message": "busy"}}, 503), "upstream_error", id="503"),
-        pytest.param(Hang(), "timeout", id="no-headers-in-time"),
-        pytest.param(Sse([chunk("m", "late")], gates={0: threading.Event()}), "timeout", id="no-first-chunk-in-time"),
+        # Steps that hold a request are made per run (a factory): each runtime's run needs its own.
+        pytest.param(Hang, "timeout", id="no-headers-in-time"),
+        pytest.param(lambda: Sse([chunk("m", "late")], gates={0: threading.Event()}), "timeout",
+                     id="no-first-chunk-in-time"),
     ],
 )
 def test_bad_start_fails_over_invisibly(api, pair, upstream, bad, kind):
-    upstream.queue(bad, good_stream())
+    upstream.queue(bad() if callable(bad) else bad, good_stream())
 
     status, headers, events = stream(api)
 

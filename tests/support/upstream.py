@@ -25,6 +25,7 @@ import json
 import socket
 import struct
 import threading
+import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -103,13 +104,15 @@ class Sse:
 
     ``gates[i]``, if present, is waited on before event ``i`` is sent (and, with ``i`` equal to
     the number of events, before the stream ends). ``done`` appends ``data: [DONE]``. ``reset``
-    ends with a connection reset instead of a proper end of the chunked body."""
+    ends with a connection reset instead of a proper end of the chunked body. ``pace_s`` spaces
+    the events out as a model's tokens arrive (the benchmarks: one event per upstream read)."""
 
     events: list[Any]
     done: bool = True
     gates: dict[int, threading.Event] = field(default_factory=dict)
     content_type: str = "text/event-stream"
     reset: bool = False
+    pace_s: float = 0.0
 
 
 @dataclass
@@ -361,6 +364,8 @@ class FakeUpstream(ScriptedServer):
                 for i, event in enumerate(events):
                     if i in step.gates:
                         step.gates[i].wait(timeout=60)
+                    if step.pace_s and i:
+                        time.sleep(step.pace_s)  # the upstream's own pace, not a test's timing
                     if isinstance(event, str) and event.startswith(":"):
                         self._chunk(f"{event}\n\n".encode())  # an SSE comment, e.g. a keep-alive
                         continue

@@ -1,0 +1,43 @@
+"""The workerd runtime's main module when the D1 trace is on (LOCAL_RUNTIME_TRACE_D1=1, the
+end-to-end tests; workerd.mjs): the Worker's own ``Default`` from ``entry.py``, whose ``env.DB``
+prints each D1 statement prepared, and ``batch`` for each batch, to stderr as ``[d1] <sql>``, as
+the Node runtime's D1 bridge does in its JavaScript. Dev only: wrangler deploys ``src/entry.py``,
+and this file is never in ``src/``.
+"""
+
+import sys
+
+import entry
+
+
+class _TracedD1:
+    """``env.DB`` as the Worker sees it, printing what it runs."""
+
+    def __init__(self, db):
+        self._db = db
+
+    def prepare(self, sql):
+        print(f"[d1] {sql}", file=sys.stderr)
+        return self._db.prepare(sql)
+
+    def batch(self, statements):
+        print("[d1] batch", file=sys.stderr)
+        return self._db.batch(statements)
+
+    def __getattr__(self, name):
+        return getattr(self._db, name)
+
+
+class _TracedEnv:
+    def __init__(self, env):
+        self._env = env
+
+    def __getattr__(self, name):
+        value = getattr(self._env, name)
+        return _TracedD1(value) if name == "DB" else value
+
+
+class Default(entry.Default):
+    def __init__(self, ctx, env):
+        super().__init__(ctx, env)
+        self.env = _TracedEnv(self.env)
