@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { loadPyodide } from "pyodide";
 
+
 // workerd mounts the worker's files under /session/metadata and puts the main module's folder on
 // sys.path (PLATFORM-NOTES §3.1).
 const WORKER_DIR = "/session/metadata";
@@ -41,12 +42,67 @@ function entrypointHelper(env) {
 }
 
 /**
+ * workerd's own stream APIs that the Worker uses, given to Node (where Python's `js` is Node's
+ * globalThis) as workerd defines them:
+ * - `IdentityTransformStream`: workerd's native byte pipe (no JavaScript runs per chunk there);
+ *   here a writable whose chunks are queued into a byte stream.
+ * - `ReadableStreamBYOBReader.readAtLeast(min, view)`: resolves once `min` bytes were read into
+ *   `view`, or with fewer when the stream ends (then `done: false`; the next read says `done`).
+ *   Node's own `read(view, {min})` never settles when the stream closes short of `min`.
+ */
+function installWorkerdStreams() {
+  globalThis.IdentityTransformStream ??= class IdentityTransformStream {
+    constructor() {
+      let readable;
+      let writable;
+      // A byte stream, as workerd's is (BYOB reads gather several writes).
+      this.readable = new ReadableStream(
+        {
+          type: "bytes",
+          start: (controller) => {
+            readable = controller;
+          },
+          cancel: (reason) => writable.error(reason),
+        },
+        { highWaterMark: 0 },
+      );
+      this.writable = new WritableStream({
+        start: (controller) => {
+          writable = controller;
+        },
+        write: (chunk) => readable.enqueue(new Uint8Array(chunk)),
+        close: () => {
+          readable.close();
+          readable.byobRequest?.respond(0); // a waiting BYOB read ends with the stream
+        },
+        abort: (reason) => readable.error(reason),
+      });
+    }
+  };
+  ReadableStreamBYOBReader.prototype.readAtLeast ??= async function readAtLeast(min, view) {
+    const { buffer, byteOffset, byteLength } = view;
+    let filled = 0;
+    let space = buffer;
+    while (filled < min) {
+      const { value, done } = await this.read(new Uint8Array(space, byteOffset + filled, byteLength - filled));
+      if (value) {
+        space = value.buffer;
+        filled += value.byteLength;
+      }
+      if (done) return { value: new Uint8Array(space, byteOffset, filled), done: filled === 0 };
+    }
+    return { value: new Uint8Array(space, byteOffset, filled), done: false };
+  };
+}
+
+/**
  * Load Pyodide as workerd would present it to the Worker: the wheels installed, the workerd
  * modules registered, `srcDir` mounted and on sys.path. Nothing of the Worker is imported yet.
  */
 export const WORKER_PATH = WORKER_DIR;
 
 export async function loadPython({ srcDir, wheelDir, env }) {
+  installWorkerdStreams();
   const pyodide = await loadPyodide({ stdout: (s) => console.log(s), stderr: (s) => console.error(s) });
   const wheels = fs.readdirSync(wheelDir).filter((f) => f.endsWith(".whl")).sort();
   if (wheels.length === 0) throw new Error(`no wheels in ${wheelDir}: run scripts/setup`);

@@ -5,8 +5,8 @@ holding the Worker's modules):
 - ``pass_through``: ``gateway.shell.stream.Relay``. Its upstream is a JS byte ``ReadableStream`` fed
   as a fetch body is, by the network: chunks arrive every few milliseconds whether or not anyone
   reads, then it closes, fails or stays open; aborting the request errors it.
-- ``translated``: ``gateway.shell.translation.TranslatedRelay`` (Anthropic). Its upstream yields a
-  chunk per read and can be left open after its last chunk.
+- ``translated``: ``gateway.shell.translation.TranslatedRelay`` (Anthropic). Its upstream is a byte
+  stream that yields a chunk per pull and can be left open after its last chunk.
 
 The caller is a JS reader that can pause between reads. The stall setting is 200 ms.
 """
@@ -62,10 +62,14 @@ _pulled_upstream = run_js(
             },
             pull(c) {
                 if (i < chunks.length) c.enqueue(chunks[i++]);
-                else if (!keepOpen) c.close();
+                else if (!keepOpen) {
+                    c.close();
+                    c.byobRequest?.respond(0);  // a waiting BYOB read ends with the stream (the spec's rule)
+                }
                 else return new Promise(() => {});  // an upstream that never closes
             },
             cancel() { state.cancelled = true; },
+            type: "bytes",  // a fetch body is a byte stream: the relay reads it in BYOB batches
         }, { highWaterMark: 0 });
         return [stream, state];
     }"""

@@ -346,6 +346,24 @@ def test_a_stall_after_the_first_event_ends_with_the_surfaces_error(ask, surface
     assert exchange.reading.text == sent_text(2)
 
 
+@by_surface
+def test_a_model_typing_slowly_reaches_the_caller_whole_in_order_and_in_batches(client, gateway, surface, pair,
+                                                                               upstream):
+    """One event every 20 ms, as a model types: the translation goes out in batches spanning a
+    fraction of a second (the relay wakes per batch, not per event: its CPU), never held to the
+    end and never reordered."""
+    text = "".join(f"w{i:03d} " for i in range(100))
+    upstream.queue(Sse(stream_events("m", text=text, pieces=100), pace_s=0.02))
+
+    path, body = surface.path("m", True), surface.body("m", True)
+    with client.stream("POST", path, json=body, headers=surface.headers(gateway.api_token)) as response:
+        reads = [data for data in response.iter_raw()]
+    reading = surface.read_stream(b"".join(reads))
+
+    assert (reading.problems, reading.text, reading.finished) == ([], text, True)
+    assert 3 <= len(reads) <= 40  # a two-second answer of 100 events, in batches
+
+
 # --- 6. errors in the surface's shape --------------------------------------------------------------
 
 

@@ -6,8 +6,10 @@ bytes as they are and makes sure the caller never gets a truncated answer that l
 an upstream error, a close without a proper end, or a stall ends the stream with an in-band
 ``stream_error`` event and no ``[DONE]``.
 
-Python does no work per chunk on a healthy stream: the bytes move by a native ``pipeTo``;
-Python wakes a few times per stall period and once at the end (see ``Relay``).
+Python does no work per chunk on a healthy stream: the bytes move by a native ``pipeTo`` into an
+``IdentityTransformStream`` (workerd's native stream: no JavaScript runs per chunk either, where a
+spec ``TransformStream`` would wake the isolate for every chunk); Python wakes a few times per
+stall period and once at the end (see ``Relay``).
 """
 
 from __future__ import annotations
@@ -34,8 +36,6 @@ STALL_CHECKS = 4
 # One drain read takes up to this many queued bytes at once (BYOB).
 _DRAIN_BYTES = 64 * 1024
 _NOTHING_YET = "nothing yet"
-# Chunks the caller's side of the relay queues before it pushes back (the head is one).
-_HEAD_CHUNKS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +81,12 @@ async def open_stream(answer: UpstreamResponse) -> OpenedStream | Defect:
 class Relay:
     """Forwards an opened stream to ``readable``; ``run()`` feeds it (give it to waitUntil).
 
-    The bytes after the head go from the upstream to the caller by a native ``pipeTo``: no Python
-    per chunk. A ``tee`` branch is drained only by the stall watchdog, a few times per stall
-    period, in whole-queue BYOB reads that keep just the last bytes (to judge the ending). A
-    stream over before the watchdog's first look (most are) costs Python three awaits: the head's
-    write, the pipe and one read of the branch; the last writes to the caller are not awaited.
+    The bytes after the head go from the upstream to the caller by a native ``pipeTo`` into an
+    ``IdentityTransformStream``: no Python and no JavaScript per chunk. A ``tee`` branch is drained
+    only by the stall watchdog, a few times per stall period, in whole-queue BYOB reads that keep
+    just the last bytes (to judge the ending). A stream over before the watchdog's first look
+    (most are) costs Python three awaits: the head's write, the pipe and one read of the branch;
+    the last writes to the caller are not awaited.
     """
 
     def __init__(self, opened: OpenedStream, stall_ms: int, label: str) -> None:
@@ -98,9 +99,9 @@ class Relay:
         self._ended = False
         self._failed = False
         self._stalled = False
-        # Room for the head on the caller's side: it is queued now, before the answer is even
-        # returned, so the first bytes leave as soon as the runtime reads the body.
-        self._pipe = js.TransformStream.new(None, None, plain({"highWaterMark": _HEAD_CHUNKS}))
+        # The head is written now, before the answer is even returned: its write completes when
+        # the runtime reads the body, so the first bytes leave at once.
+        self._pipe = js.IdentityTransformStream.new()
         self.readable = self._pipe.readable
         self._writer = self._pipe.writable.getWriter()
         self._head_written = self._writer.write(to_js(opened.head))

@@ -4,15 +4,25 @@ Like ``stream.Relay`` it takes over after the first upstream event (a bad start 
 over) and never lets a cut, failed or stalled upstream look like a finished answer: the
 translator's ``fail`` ends the stream instead of its ``end``.
 
-The upstream is piped natively into a ``TransformStream`` whose ``transform`` is the translator:
-one synchronous Python call per upstream read and no ``await`` (a Python await of a JS promise
-costs more than the translation itself; measured in ``scripts/bench_relay.py``). Python awaits
-the pipe once, for the stream's end; the stall watchdog wakes a few times per stall period, never
-per read. No JS is written here: workerd forbids ``eval`` (PLATFORM-NOTES §5.6), so the one
-callback is a Python function. The head goes in through the writable, as the first read (a
-``start`` callback that is a Python proxy crashes the V8 of Node 22, the local runtime, in its
-deoptimizer once the code is warm), and the writer is released only once it is written (workerd
-drops a released writer's queued writes).
+What a translated stream costs is how often the isolate wakes into Python: on workerd each wake
+from the event loop (an awaited promise, a promise callback) costs far more than the translation
+of an event (``scripts/bench``'s paced figures). So the relay does not wake per upstream read.
+The upstream is piped natively into an inbox, an ``IdentityTransformStream``, and the relay reads
+the inbox in batches: one BYOB ``readAtLeast(minimum, buffer)`` returns once ``minimum`` bytes
+have come in, gathered by the runtime, or when the upstream has ended. ``minimum`` follows the
+stream's own pace so that a batch spans about ``BATCH_MS``: a model that sends
+one event every 20 ms wakes the relay every ``BATCH_MS`` for five of them, not five times. The
+price is latency: an event may wait up to ``BATCH_MS`` for the rest of its batch. The first read
+after the head is not held, nor is the rest of an answer once its finish reason is in.
+
+A batch cannot be taken before it is whole, so bytes an upstream sends and then stops after (a
+pause, a stall, an upstream that keeps its connection open after ``[DONE]``) wait in the inbox
+until more come or the upstream ends. When the upstream fails or stalls, the pipe leaves the inbox
+open and the relay closes it itself, which hands over what it holds: nothing is lost, and an
+answer whose end was held still ends as finished.
+
+Each batch's translation goes to the caller's side, another ``IdentityTransformStream``, unawaited
+(the pipe keeps the order). No JS is written here: workerd forbids ``eval`` (PLATFORM-NOTES §5.6).
 """
 
 from __future__ import annotations
@@ -22,24 +32,35 @@ import time
 from typing import Any
 
 import js
-from pyodide.ffi import JsException, create_proxy, to_js
+from pyodide.ffi import create_proxy, to_js
 
-from gateway.shell.http import fulfilled, plain
+from gateway.shell.http import fulfilled, plain, settled, unawaited
 from gateway.shell.stream import STALL_CHECKS, OpenedStream
 from gateway.shell.tasks import Later
 from gateway.surfaces.contract import StreamTranslator
 
-__all__ = ["TranslatedRelay"]
+__all__ = ["BATCH_MS", "TranslatedRelay"]
 
-# The pipe leaves the caller's side to the relay: it stays open after the upstream closes or fails,
-# for the translator's end or error event. The upstream is cancelled by the pipe whenever the
-# caller's side stops first (the caller went away, or the translated answer is over).
-_PIPE_OPTIONS = {"preventClose": True, "preventAbort": True}
+# How long a batch of upstream bytes spans, at the stream's own pace (see the module doc).
+BATCH_MS = 250
+# One read takes up to this many bytes; a batch never waits for more than a quarter of them.
+_READ_BYTES = 64 * 1024
+_MAX_MINIMUM = _READ_BYTES // 4
+# The pace is a moving average of the bytes per second of each read: this much of the newest.
+_PACE_WEIGHT = 0.5
+# The upstream is piped into the inbox, which it closes when it ends; if it fails, the inbox is
+# left open for the relay to close, handing over what it holds.
+_INBOX_PIPE = {"preventAbort": True}
+
+
+def _pace_minimum(bytes_per_s: float) -> int:
+    """The bytes a batch waits for at ``bytes_per_s``: what arrives in ``BATCH_MS``, at least 1."""
+    return max(1, min(_MAX_MINIMUM, int(bytes_per_s * BATCH_MS / 1000)))
 
 
 class TranslatedRelay:
-    """The caller's side of a translated stream is ``readable``; ``run()`` pipes the upstream into
-    it to its end (give it to waitUntil)."""
+    """The caller's side of a translated stream is ``readable``; ``run()`` reads the upstream to
+    its end, translating it batch by batch (give it to waitUntil)."""
 
     def __init__(
         self, opened: OpenedStream, stall_ms: int, label: str, translator: StreamTranslator, secret: str | None = None
@@ -51,60 +72,100 @@ class TranslatedRelay:
         self._stall_s = stall_ms / 1000
         self._label = label
         self._secret = secret.encode() if secret else b""
-        self._reads = 0
-        self._started = time.monotonic()
-        self._over = False  # the caller's side was closed: nothing more is sent
+        self._progress = time.monotonic()  # when bytes last came from the upstream
+        self._over = False  # the caller's side is closed, or the caller went away
         self._stalled = False
-        self._controller: Any = None  # the caller side's, given to the head's transform
-        self._transform = create_proxy(self._on_read)
-        # A readable side of one chunk: its desiredSize tells a waiting caller from a slow one.
-        readable_strategy = plain({"highWaterMark": 1})
-        self._pipe = js.TransformStream.new(plain({"transform": self._transform}), None, readable_strategy)
+        self._upstream_failed = False
+        self._relay_failed = False
+        self._inbox = js.IdentityTransformStream.new()
+        self._inbox_ended = False
+        self._reader: Any = None
+        self._pipe = js.IdentityTransformStream.new()
         self.readable = self._pipe.readable
-        # The head is the first chunk through the translator; the pipe's chunks follow it.
         self._writer = self._pipe.writable.getWriter()
-        self._head_written = self._writer.write(to_js(opened.head))
+        # The caller going away errors its side: ``closed`` rejects (at the next write, on workerd).
+        self._gone = create_proxy(self._caller_gone)
+        self._closed = self._writer.closed.catch(self._gone)
+        # The head (the prologue and the first event) goes at once, before the answer is returned.
+        self._send(self._translate(opened.head))
 
     async def run(self) -> None:
+        self._opened.reader.releaseLock()
+        piped = self._opened.answer.body.pipeTo(self._inbox.writable, plain(_INBOX_PIPE))
+        self._reader = self._inbox.readable.getReader(plain({"mode": "byob"}))
         watchdog = Later(self._stall_s / STALL_CHECKS, self._watch)
+        inbox_closer = asyncio.ensure_future(self._close_inbox_on_failure(piped))
         try:
-            head_written = await fulfilled(self._head_written)
-            if not head_written or self._over:  # the caller went away, or the head held it all
-                await fulfilled(self._opened.reader.cancel())
-                return
-            self._writer.releaseLock()
-            self._opened.reader.releaseLock()
-            closed = await fulfilled(self._opened.answer.body.pipeTo(self._pipe.writable, plain(_PIPE_OPTIONS)))
-            if not self._over:
-                self._send(self._ending(closed))
+            await self._pump()
+        except Exception:  # noqa: BLE001 - a bug here must still end the caller's stream honestly
+            self._relay_failed = True
         finally:
             watchdog.cancel()
-            self._transform.destroy()
-
-    def _on_read(self, chunk: Any, controller: Any) -> None:
-        self._controller = controller
-        self._reads += 1
         if not self._over:
-            self._send(self._translate(chunk.to_bytes()))
+            self._send(self._ending())
+        if not self._inbox_ended:
+            # The upstream may still be sending (the answer was over at [DONE], or the caller went
+            # away): stop it at its source, as a pipe notices a cancelled inbox only at its next
+            # chunk.
+            unawaited(self._reader.cancel())
+            self._opened.answer.abort()
+        await inbox_closer
+        # Once the caller's side has settled (read to its end, or the caller gone), the callback
+        # can no longer be called.
+        await settled(self._closed)
+        self._gone.destroy()
+
+    async def _pump(self) -> None:
+        """Read and translate batches until the inbox ends (the upstream ended, failed or
+        stalled) or the answer is over ([DONE] was read, or the caller went away)."""
+        buffer = js.Uint8Array.new(_READ_BYTES)
+        minimum, pace = 1, 0.0
+        while not self._over:
+            asked = time.monotonic()
+            ok, result = await settled(self._reader.readAtLeast(minimum, buffer))
+            if not ok:
+                return
+            view = result.value
+            size = 0 if view is None else int(view.byteLength)
+            if size:
+                now = time.monotonic()
+                self._progress = now
+                self._send(self._translate(view.to_bytes()))
+                buffer = js.Uint8Array.new(view.buffer)  # the read hands its buffer back
+                rate = size / max(now - asked, 1e-3)
+                pace = rate if not pace else _PACE_WEIGHT * rate + (1 - _PACE_WEIGHT) * pace
+                minimum = 1 if self._translator.complete else _pace_minimum(pace)
+            if result.done:
+                self._inbox_ended = True
+                return
+
+    async def _close_inbox_on_failure(self, piped: Any) -> None:
+        """When the upstream fails (or is aborted as stalled), close the inbox: the batch that
+        waits in it is handed over, then the inbox ends."""
+        if not await fulfilled(piped) and not self._over:
+            self._upstream_failed = True
+            unawaited(self._inbox.writable.close())
+
+    def _caller_gone(self, _reason: Any = None) -> None:
+        self._over = True
+        if self._reader is not None:
+            unawaited(self._reader.cancel())  # ends the batch waiting in the inbox
 
     def _send(self, out: bytes) -> None:
-        """Queue ``out`` for the caller; once the answer is over, close the caller's side (which
-        also ends the pipe and cancels the upstream). A caller that went away takes nothing."""
-        try:
-            if out:
-                self._controller.enqueue(to_js(out))
-            if self._over:
-                self._controller.terminate()
-        except JsException:  # the caller cancelled its side: the pipe ends and cancels the upstream
-            self._over = True
+        """Write ``out`` to the caller (not awaited: the pipe keeps the order); once the answer is
+        over, close the caller's side. A caller that went away takes nothing."""
+        if out:
+            unawaited(self._writer.write(to_js(out)))
+        if self._over:
+            unawaited(self._writer.close())
 
     def _scrubbed(self, out: bytes) -> bytes:
-        # One substring search per read: the translator re-encodes upstream text, so the key
+        # One substring search per batch: the translator re-encodes upstream text, so the key
         # can only be there if the upstream echoed it.
         return out.replace(self._secret, b"[redacted]") if self._secret and self._secret in out else out
 
     def _translate(self, data: bytes) -> bytes:
-        """The translation of one read; after ``[DONE]`` also the surface's end, and the stream
+        """The translation of one batch; after ``[DONE]`` also the surface's end, and the stream
         is over (an upstream that keeps its connection open must not stall a finished answer)."""
         translator = self._translator
         try:
@@ -117,39 +178,36 @@ class TranslatedRelay:
             out = translator.fail(f"{self._label}: the gateway failed while relaying the stream")
         return self._scrubbed(out)
 
-    def _ending(self, closed: bool) -> bytes:
-        """The last bytes once the pipe stopped: ``closed`` when the upstream closed, False when
-        it failed, stalled or the caller went away. The caller's side closes after them."""
+    def _ending(self) -> bytes:
+        """The last bytes once the inbox ended: the surface's end when the answer is complete,
+        else its error (the relay failed, the upstream stalled, failed, or ended too soon). The
+        caller's side closes after them."""
         self._over = True
         translator = self._translator
         try:
-            if self._stalled:
-                out = translator.fail(f"{self._label}: no data from the upstream for {round(self._stall_s)}s")
-            elif not closed:
-                out = translator.fail(f"{self._label}: the upstream stream failed")
+            out = translator.feed(b"\n\n")  # a last event may lack its blank line
+            if self._relay_failed:
+                out = translator.fail(f"{self._label}: the gateway failed while relaying the stream")
+            elif translator.complete:
+                out += translator.end()
+            elif self._stalled:
+                out += translator.fail(f"{self._label}: no data from the upstream for {round(self._stall_s)}s")
+            elif self._upstream_failed:
+                out += translator.fail(f"{self._label}: the upstream stream failed")
             else:
-                out = translator.feed(b"\n\n")  # a last event may lack its blank line
-                if translator.complete:
-                    out += translator.end()
-                else:
-                    out += translator.fail(f"{self._label}: the upstream stream ended before the answer was complete")
+                out += translator.fail(f"{self._label}: the upstream stream ended before the answer was complete")
         except Exception:  # noqa: BLE001 - as in _translate
             out = translator.fail(f"{self._label}: the gateway failed while relaying the stream")
         return self._scrubbed(out)
 
     async def _watch(self) -> None:
-        """No upstream read for a whole stall period while the caller has room for more aborts
-        the upstream request (which ends the pipe); the stream then ends as stalled. A caller that
-        reads slowly keeps the caller's side full, so it is never taken for a stalled upstream.
-        Its first look is a quarter period after the relay began."""
-        seen, last_progress = 0, self._started
-        while True:
-            reads = self._reads
-            # null once the caller's side is closed or errored (None before the head is through)
-            room = None if self._controller is None else self._controller.desiredSize
-            if reads != seen or not isinstance(room, int | float) or room <= 0:
-                seen, last_progress = reads, time.monotonic()
-            elif time.monotonic() - last_progress >= self._stall_s:
+        """No bytes from the upstream for a whole stall period aborts the upstream request; the
+        inbox is then closed, and the stream ends as stalled (or as finished, if its end was
+        waiting in the inbox). The relay reads the upstream whatever the caller's pace, so a slow
+        caller is never taken for a stalled upstream. Its first look is a quarter period after
+        the relay began."""
+        while not self._over:
+            if time.monotonic() - self._progress >= self._stall_s:
                 self._stalled = True
                 self._opened.answer.abort()
                 return
