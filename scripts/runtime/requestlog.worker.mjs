@@ -4,6 +4,9 @@
 // `/cdn-cgi/handler/scheduled` as `wrangler dev` does, and prints one log line per request
 // (logline.mjs) once its answer has been sent, the whole stream for a stream.
 //
+// What waits for the end of a stream holds the line's few fields, not the request or the
+// response (a stream may last minutes; the isolate's heap is not collected the sooner for it).
+//
 // Bindings: WORKER (the Python Worker), COLOUR (JSON: whether lines carry ANSI colour).
 import { formatLine, routingOf } from "./logline.mjs";
 
@@ -24,43 +27,37 @@ async function runScheduled(url, worker) {
   return new Response("Ran scheduled event", { headers: { "content-type": "text/plain" } });
 }
 
+async function answer(request, url, worker) {
+  try {
+    return url.pathname === SCHEDULED_PATH ? await runScheduled(url, worker) : await worker.fetch(withCaller(request));
+  } catch (err) {
+    // As workerd answers a Worker's uncaught exception: a bare 500, the error in the log.
+    console.error("Uncaught exception in fetch:", err);
+    return new Response("Internal Server Error", { status: 500, headers: { "content-type": "text/plain" } });
+  }
+}
+
 export default {
   async fetch(request, env, ctx) {
     const started = performance.now();
     const url = new URL(request.url);
-    const log = (response, unfinished) =>
-      console.log(
-        formatLine({
-          method: request.method,
-          path: url.pathname + url.search,
-          status: response.status,
-          statusText: response.statusText,
-          durationMs: performance.now() - started,
-          routing: routingOf(response.headers),
-          unfinished,
-          colour: env.COLOUR,
-        }),
-      );
-    let response;
-    try {
-      response = url.pathname === SCHEDULED_PATH ? await runScheduled(url, env.WORKER) : await env.WORKER.fetch(withCaller(request));
-    } catch (err) {
-      // As workerd answers a Worker's uncaught exception: a bare 500, the error in the log.
-      console.error("Uncaught exception in fetch:", err);
-      response = new Response("Internal Server Error", { status: 500, headers: { "content-type": "text/plain" } });
-    }
+    const response = await answer(request, url, env.WORKER);
+    const line = {
+      method: request.method,
+      path: url.pathname + url.search,
+      status: response.status,
+      statusText: response.statusText,
+      routing: routingOf(response.headers),
+      colour: env.COLOUR,
+    };
+    const log = (unfinished) => console.log(formatLine({ ...line, durationMs: performance.now() - started, unfinished }));
     if (!response.body) {
-      log(response, false);
+      log(false);
       return response;
     }
     // A native stream in between tells when the last byte went out, or that the caller left.
     const { readable, writable } = new IdentityTransformStream();
-    ctx.waitUntil(
-      response.body.pipeTo(writable).then(
-        () => log(response, false),
-        () => log(response, true),
-      ),
-    );
+    ctx.waitUntil(response.body.pipeTo(writable).then(() => log(false), () => log(true)));
     return new Response(readable, response);
   },
 };
