@@ -1,32 +1,39 @@
-"""What the gateway adds per proxied request, in the local runtime (DEVELOPERS.md "Performance").
+"""What the gateway adds per proxied request, on each local runtime (README "Performance").
 
-Starts the fake upstream and the Worker in the local runtime, then for each case sends the same
-requests straight to the upstream and through the gateway, and prints:
+    scripts/bench [--runtime node|workerd|both]      (default both, one after the other)
+
+Starts the fake upstream and, per runtime, the Worker, then for each case sends the same requests
+straight to the upstream and through the gateway, and prints per runtime:
 - latency: median and p90 of each path and the median added by the gateway;
-- CPU: the runtime process's user+system CPU time per request (Node + Pyodide; the Miniflare D1
-  process is not counted, and a warm request makes no D1 query);
+- CPU: the runtime processes' CPU time per request (the launcher and its children: on workerd,
+  workerd itself; on the Node runtime, Node + Pyodide and Miniflare's D1 host, idle when warm);
 - SSE: time to the first body byte, direct and through the gateway;
-- streaming: CPU per chunk of a long stream;
+- streaming: CPU per chunk of a long stream that arrives as fast as it can;
 - pinning (SPEC §15): the same non-streamed request through an OpenRouter provider (a fake
   OpenRouter on 127.0.0.1) with its model pinned, beside the same fake unpinned;
 - limits (SPEC §14): the same non-streamed request from a rate-limited client with ``ip_rpm`` on
   (the IP's and the client's counts taken as leases: a D1 batch per lease, about ten a minute),
   beside the default (only the failed-auth lock on: no D1 query when warm);
-- breakdown (issue 13): where a proxied request's CPU goes, in process, with every feature on as
-  scripts/bench_peers has it: by component from a V8 CPU profile of the runtime (the Worker's
-  Python, Pyodide's JS glue, undici, Node's streams and HTTP server: the last three are workerd's
-  native code in production), and by phase of the request from cProfile inside Pyodide;
 - surfaces (SPEC §12): per translated surface, the added latency of a non-streamed call and the
-  runtime process's CPU per streamed event beside the OpenAI pass-through, and the Worker's own
-  work per event measured inside Pyodide (scripts/bench_relay.py: Python and the JS it calls,
-  not the runtime's socket writes, which workerd does outside the isolate).
+  runtime's CPU per streamed event beside the OpenAI pass-through;
+- paced (issue 18): per surface, a 1,000-event answer at a model's pace (50 events/s, one per
+  upstream read): the CPU of the whole request, and on workerd the part spent running the
+  isolates (from a perf profile, when perf is installed): what the free plan's 10 ms limit counts;
+- on the Node runtime only (``node_only`` says why): the Worker's own work per event measured
+  inside Pyodide (scripts/bench_relay.py), and where a proxied request's CPU goes (``breakdown``,
+  with every feature on: by component from a V8 CPU profile of the runtime, by phase of the request
+  from cProfile inside Pyodide).
 Figures, not assertions: nothing here fails on a slow machine.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import re
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -37,14 +44,13 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.runtime import Gateway  # noqa: E402
+from support.runtime import RUNTIMES, Gateway  # noqa: E402
 from support.openrouter import FakeOpenRouter, endpoint  # noqa: E402
 from support.upstream import FakeUpstream, Json, PerKey, Sse, chunk, completion  # noqa: E402
 
 WARMUP = 200  # V8 and the upstream connection pool settle first: the figures are steady-state
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "1000"))
 STREAM_CHUNKS = 500
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 ROOT = Path(__file__).resolve().parents[1]
 SURFACE_EVENTS = 1000
 # Each surface: (path, non-streamed body, streamed body) for model "m".
@@ -69,9 +75,28 @@ SURFACES = {
 }
 
 
+def _tree(pid: int) -> list[int]:
+    pids, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        pids.append(current)
+        for task in Path(f"/proc/{current}/task").iterdir():
+            todo += [int(child) for child in (task / "children").read_text().split()]
+    return pids
+
+
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime
+    """CPU time of ``pid`` and its descendants (the workerd runtime's workerd is a child of its
+    launcher; the Node runtime's Miniflare D1 host is one too, idle when warm), from each live
+    thread's schedstat: nanoseconds, where /proc/PID/stat counts 10 ms ticks."""
+    total = 0
+    for each in _tree(pid):
+        for task in Path(f"/proc/{each}/task").iterdir():
+            try:
+                total += int((task / "schedstat").read_text().split()[0])
+            except FileNotFoundError:  # the thread ended meanwhile
+                pass
+    return total / 1e9
 
 
 def timed(send, rounds: int) -> list[float]:
@@ -102,17 +127,43 @@ def first_byte_ms(client: httpx.Client, url: str, body: dict, headers: dict) -> 
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runtime", choices=(*RUNTIMES, "both"), default="both",
+                        help="the runtime(s) to measure, one after the other (default: both)")
+    runtimes = RUNTIMES if (chosen := parser.parse_args().runtime) == "both" else (chosen,)
     upstream = FakeUpstream().start()
-    with tempfile.TemporaryDirectory() as workdir:
-        gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_TRACE_D1": "0"})
-        try:
-            run(gateway, upstream)
-        finally:
-            gateway.stop()
-            upstream.stop()
+    figures: dict[str, dict[str, object]] = {}
+    try:
+        for runtime in runtimes:
+            with tempfile.TemporaryDirectory() as workdir:
+                # No test hooks: no D1 trace, no preloaded test clock.
+                gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_TRACE_D1": "0", "LD_PRELOAD": ""},
+                                        runtime=runtime)
+                try:
+                    figures[runtime] = run(gateway, upstream)
+                finally:
+                    gateway.stop()
+            if runtime == "node":
+                figures[runtime]["surfaces_in_process"] = in_process()
+                figures[runtime]["breakdown"] = breakdown(upstream)
+            else:
+                figures[runtime]["node_only"] = NODE_ONLY
+    finally:
+        upstream.stop()
+    print(json.dumps({"rounds": ROUNDS, **figures}, indent=2))
 
 
-def run(gateway: Gateway, upstream: FakeUpstream) -> None:
+# Why two sections are measured on the Node runtime only.
+NODE_ONLY = {
+    "surfaces_in_process, breakdown": (
+        "they time code inside the isolate (cProfile, a V8 CPU profile of the runtime process): on workerd "
+        "Date.now() and performance.now() stand still while code runs (Spectre mitigation), so no timer inside "
+        "the isolate can measure it; the paced section gives workerd's process CPU per answer instead"
+    ),
+}
+
+
+def run(gateway: Gateway, upstream: FakeUpstream) -> dict[str, object]:
     admin = {"authorization": f"Bearer {gateway.admin_token}"}
     api = {"authorization": f"Bearer {gateway.api_token}"}
     httpx.post(
@@ -183,9 +234,8 @@ def run(gateway: Gateway, upstream: FakeUpstream) -> None:
         }
 
         results["surfaces"] = surfaces(gateway, upstream, client, api, direct_ms)
-    results["surfaces_in_process"] = in_process()
-    results["breakdown"] = breakdown(upstream)
-    print(json.dumps({"rounds": ROUNDS, **results}, indent=2))
+        results["paced"] = paced(gateway, upstream, client, api)
+    return results
 
 
 def limits(gateway: Gateway, client: httpx.Client, through, direct_ms: list[float]) -> dict:
@@ -283,6 +333,86 @@ def surfaces(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api
             "runtime_cpu_us_per_event": round((cpu_long - cpu_short) * 1e6 / (5 * SURFACE_EVENTS), 1),
         }
     return figures
+
+
+PACED_EVENTS = int(os.environ.get("BENCH_PACED_EVENTS", "1000"))
+PACE_S = 0.02  # 50 events/s, one per upstream read: a model's pace
+
+
+def _workerd_pid(gateway: Gateway) -> int | None:
+    """The workerd process that runs the Worker (the workerd runtime's launcher's child)."""
+    for pid in _tree(gateway.process.pid):
+        if Path(f"/proc/{pid}/comm").read_text().strip() == "workerd":
+            return pid
+    return None
+
+
+def _thread_cpu_ms(pid: int) -> float:
+    return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0]) / 1e6
+
+
+# Where a sample of workerd's main thread is the Worker's own CPU, what the platform's limit counts:
+# under the frame every run of an isolate's code is under, or on a stack of Python suspended and
+# resumed through JSPI (each such stack is rooted at this builtin: the stack switch ends the
+# unwinding there, so its samples never reach IoContext::runImpl).
+_IN_ISOLATE = ("workerd::IoContext::runImpl", "Builtins_WasmReturnPromiseOnSuspendAsm")
+
+
+def _isolate_share(perf_data: Path) -> float | None:
+    """The share of workerd's main thread spent running isolates, from a ``perf record -g``
+    profile of it; None without perf or samples."""
+    script = subprocess.run(["perf", "script", "-i", str(perf_data), "-F", "ip,sym"], capture_output=True, text=True)
+    samples = [sample for sample in script.stdout.split("\n\n") if sample.strip()]
+    inside = sum(any(frame in sample for frame in _IN_ISOLATE) for sample in samples)
+    return inside / len(samples) if samples else None
+
+
+def paced(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: dict) -> dict:
+    """The free plan's 10 ms of CPU per request, on long answers (issue 18): per path, one whole
+    streamed request of ``PACED_EVENTS`` events arriving at 50 events/s, one per upstream read
+    (the request's own cost included): the runtime processes' CPU less their idle CPU over the same
+    time, and on workerd also its main thread's CPU and, from a perf profile of that thread, the
+    part spent running the isolates (``IoContext::runImpl``: the Worker's own CPU, what the
+    platform limits; the rest is the runtime's I/O, which an answer costs whatever the Worker)."""
+    answer = Sse([chunk("m", f" t{i}") for i in range(PACED_EVENTS)] + [chunk("m", None, "stop")], pace_s=PACE_S)
+    paths = {"openai": ("/v1/chat/completions", {"model": "m", "messages": _MESSAGES, "stream": True}),
+             **{name: (path, stream_body) for name, (path, _body, stream_body) in SURFACES.items()}}
+    start = time.monotonic()
+    idle_before = cpu_seconds(gateway.process.pid)
+    time.sleep(5)  # the idle baseline: the processes' background CPU, to subtract
+    idle_rate = (cpu_seconds(gateway.process.pid) - idle_before) / (time.monotonic() - start)
+    workerd = _workerd_pid(gateway) if gateway.runtime == "workerd" else None
+    profiling = workerd is not None and shutil.which("perf") is not None
+    figures: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for name, (path, body) in paths.items():
+            upstream.queue(answer)
+            url = _stream_url(gateway, name, path)
+            perf_data = Path(scratch) / f"{name}.data"
+            recorder = subprocess.Popen(
+                ["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-g", "-t", str(workerd), "-o", str(perf_data)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if profiling else None
+            start, cpu_before = time.monotonic(), cpu_seconds(gateway.process.pid)
+            main_before = _thread_cpu_ms(workerd) if workerd else 0.0
+            writes = 0
+            with client.stream("POST", url, json=body, headers=api) as response:
+                for _ in response.iter_raw():
+                    writes += 1
+            elapsed = time.monotonic() - start
+            row = {"cpu_ms": round((cpu_seconds(gateway.process.pid) - cpu_before - idle_rate * elapsed) * 1000, 1),
+                   "writes_to_caller": writes}
+            if workerd:
+                main_ms = _thread_cpu_ms(workerd) - main_before
+                row["workerd_main_thread_cpu_ms"] = round(main_ms, 1)
+            if recorder is not None:
+                recorder.send_signal(signal.SIGINT)
+                recorder.wait()
+                share = _isolate_share(perf_data)
+                if share is not None:
+                    row["isolate_cpu_ms"] = round(main_ms * share, 1)
+            figures[name] = row
+    return {"events": PACED_EVENTS, "events_per_s": round(1 / PACE_S), "idle_cpu_ms_per_s": round(idle_rate * 1000, 2),
+            "per_answer": figures}
 
 
 def in_process() -> object:

@@ -87,6 +87,9 @@ class _Answer:
     def __init__(self, body: object) -> None:
         self.body = body
 
+    def abort(self) -> None:
+        """The relay stops an upstream still open after [DONE]; this one has no request behind it."""
+
 
 async def _relay_once(reads: list[bytes], translator: object) -> float:
     stream = _make_stream(to_js([js.Uint8Array.new(to_js(r)) for r in reads]))
