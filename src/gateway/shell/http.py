@@ -152,11 +152,14 @@ class UpstreamResponse:
 
 
 async def settled(promise: Any) -> tuple[bool, Any]:
-    """Wait for a JS promise: (True, value) or (False, None). Streams may reject with any value,
-    ``undefined`` included, which Pyodide cannot raise as an exception; ``Promise.allSettled``
-    reports every outcome as a value."""
-    [outcome] = await js.Promise.allSettled(to_js([promise]))
-    return (True, outcome.value) if outcome.status == "fulfilled" else (False, None)
+    """Wait for a JS promise: (True, value), or (False, None) if it rejects. Pyodide hands every
+    promise a JS call returns to Python as a Future already; each turn of its event loop that
+    such a Future costs (one per done callback) is a wake of the isolate, so it is awaited as it
+    is, not wrapped in another promise."""
+    try:
+        return True, await promise
+    except Exception:  # noqa: BLE001 - a rejection, whatever the JS value (an Error, an AbortError)
+        return False, None
 
 
 async def fulfilled(promise: Any) -> bool:
@@ -165,10 +168,15 @@ async def fulfilled(promise: Any) -> bool:
 
 
 def unawaited(promise: Any) -> None:
-    """Let a JS promise run its course without awaiting it (an await costs a turn of the event
-    loop); a rejection is handled (``Boolean`` takes it), so it is never an "Uncaught (in
-    promise)" report."""
-    promise.catch(js.Boolean)
+    """Let the promise a JS call returned (a Future, see ``settled``) run its course without
+    awaiting it; a rejection is retrieved, so it is never reported as unhandled. One done callback: the cheapest way to do it (``catch`` would
+    chain another Future, and with it more turns of the event loop)."""
+    promise.add_done_callback(_retrieve)
+
+
+def _retrieve(future: Any) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def plain(entries: dict[str, Any]) -> Any:

@@ -21,8 +21,11 @@ until more come or the upstream ends. When the upstream fails or stalls, the pip
 open and the relay closes it itself, which hands over what it holds: nothing is lost, and an
 answer whose end was held still ends as finished.
 
-Each batch's translation goes to the caller's side, another ``IdentityTransformStream``, unawaited
-(the pipe keeps the order). No JS is written here: workerd forbids ``eval`` (PLATFORM-NOTES §5.6).
+Each batch's translation is enqueued on the caller's side, a ``ReadableStream`` whose controller
+the relay holds: ``enqueue`` returns nothing, where a writer's ``write`` returns a promise, which
+Pyodide turns into a Future whose settling wakes the isolate again. A caller who went away is
+seen at the next enqueue (workerd notices it no sooner). No JS is written here: workerd forbids
+``eval`` (PLATFORM-NOTES §5.6).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import time
 from typing import Any
 
 import js
-from pyodide.ffi import create_proxy, to_js
+from pyodide.ffi import JsException, create_proxy, to_js
 
 from gateway.shell.http import fulfilled, plain, settled, unawaited
 from gateway.shell.stream import STALL_CHECKS, OpenedStream
@@ -80,14 +83,17 @@ class TranslatedRelay:
         self._inbox = js.IdentityTransformStream.new()
         self._inbox_ended = False
         self._reader: Any = None
-        self._pipe = js.IdentityTransformStream.new()
-        self.readable = self._pipe.readable
-        self._writer = self._pipe.writable.getWriter()
-        # The caller going away errors its side: ``closed`` rejects (at the next write, on workerd).
-        self._gone = create_proxy(self._caller_gone)
-        self._closed = self._writer.closed.catch(self._gone)
+        self._controller: Any = None
+        start = create_proxy(self._start)
+        try:  # ``start`` is called at once, by the constructor
+            self.readable = js.ReadableStream.new(plain({"start": start}))
+        finally:
+            start.destroy()
         # The head (the prologue and the first event) goes at once, before the answer is returned.
         self._send(self._translate(opened.head))
+
+    def _start(self, controller: Any) -> None:
+        self._controller = controller
 
     async def run(self) -> None:
         self._opened.reader.releaseLock()
@@ -110,10 +116,6 @@ class TranslatedRelay:
             unawaited(self._reader.cancel())
             self._opened.answer.abort()
         await inbox_closer
-        # Once the caller's side has settled (read to its end, or the caller gone), the callback
-        # can no longer be called.
-        await settled(self._closed)
-        self._gone.destroy()
 
     async def _pump(self) -> None:
         """Read and translate batches until the inbox ends (the upstream ended, failed or
@@ -146,18 +148,16 @@ class TranslatedRelay:
             self._upstream_failed = True
             unawaited(self._inbox.writable.close())
 
-    def _caller_gone(self, _reason: Any = None) -> None:
-        self._over = True
-        if self._reader is not None:
-            unawaited(self._reader.cancel())  # ends the batch waiting in the inbox
-
     def _send(self, out: bytes) -> None:
-        """Write ``out`` to the caller (not awaited: the pipe keeps the order); once the answer is
-        over, close the caller's side. A caller that went away takes nothing."""
-        if out:
-            unawaited(self._writer.write(to_js(out)))
-        if self._over:
-            unawaited(self._writer.close())
+        """Enqueue ``out`` for the caller; once the answer is over, close the caller's side. A
+        caller who went away has cancelled it: enqueueing throws, and the answer is over."""
+        try:
+            if out:
+                self._controller.enqueue(to_js(out))
+            if self._over:
+                self._controller.close()
+        except JsException:
+            self._over = True
 
     def _scrubbed(self, out: bytes) -> bytes:
         # One substring search per batch: the translator re-encodes upstream text, so the key
