@@ -16,7 +16,7 @@ Request rules (``to_chat``):
   tools are dropped. ``tool_choice`` by ``TOOL_CHOICES``, a named function, or ``allowed_tools``'
   mode; dropped when no tool is left. ``max_output_tokens`` → ``max_tokens``; ``temperature``,
   ``top_p``, ``stream`` (then ``stream_options.include_usage``); ``text.format`` json_object /
-  json_schema → ``response_format``.
+  json_schema (with its ``schema``, else 400) → ``response_format``.
 - ``previous_response_id``, ``conversation`` and ``item_reference`` items → 400: the gateway keeps
   no state. Everything else (``store``, ``metadata``, ``client_metadata``, ``reasoning``,
   ``include``, ``parallel_tool_calls``, ``prompt_cache_key``, ``service_tier``, …) is ignored.
@@ -168,7 +168,10 @@ def _response_format(text: Any) -> dict[str, Any] | None:
         return None
     if fmt["type"] == "json_object":
         return {"type": "json_object"}
-    schema: dict[str, Any] = {"name": fmt.get("name") or "response", "schema": fmt.get("schema") or {}}
+    if not isinstance(fmt.get("schema"), dict):
+        # An empty schema would let the upstream answer anything while the caller expects a shape.
+        raise _fail("A json_schema text.format needs its schema, a JSON schema object.", "text.format.schema")
+    schema: dict[str, Any] = {"name": fmt.get("name") or "response", "schema": fmt["schema"]}
     for key in ("description", "strict"):
         if key in fmt:
             schema[key] = fmt[key]

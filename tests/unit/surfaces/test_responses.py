@@ -524,6 +524,16 @@ INVALID = [
     ("top_p a bool", {"input": "q", "top_p": False}, "top_p"),
     ("stream a string", {"input": "q", "stream": "yes"}, "stream"),
     ("text not an object", {"input": "q", "text": "json"}, "text"),
+    (
+        "json_schema without schema",
+        {"input": "q", "text": {"format": {"type": "json_schema", "name": "r"}}},
+        "text.format.schema",
+    ),
+    (
+        "json_schema with a string schema",
+        {"input": "q", "text": {"format": {"type": "json_schema", "name": "r", "schema": "{}"}}},
+        "text.format.schema",
+    ),
 ]
 
 
