@@ -91,6 +91,31 @@ def test_anthropic_text(claude, provider, upstream):
     assert sent["max_tokens"] == 64
 
 
+CACHING = [
+    pytest.param((1200, 7, 1024), id="cached-prompt"),
+    pytest.param((12, 3), id="no-cache-reported"),
+]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["answer", "stream"])
+@pytest.mark.parametrize("usage", CACHING)
+def test_anthropic_usage_counts_cached_prompt_tokens_apart(claude, provider, upstream, stream, usage):
+    """As Anthropic counts: input_tokens without the cached part, cache_read_input_tokens with it."""
+    upstream.queue(answer(MODEL, stream=stream, text="Bonjour", usage=usage))
+    request = {"model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": "Hello"}]}
+
+    if stream:
+        with claude.messages.stream(**request) as events:
+            message = events.get_final_message()
+    else:
+        message = claude.messages.create(**request)
+
+    prompt, completion, cached = (*usage, 0)[:3]
+    counted = message.usage
+    assert (counted.input_tokens, counted.cache_read_input_tokens, counted.cache_creation_input_tokens,
+            counted.output_tokens) == (prompt - cached, cached, 0, completion)
+
+
 def test_anthropic_tool_round_trip(claude, provider, upstream):
     upstream.queue(answer(MODEL, stream=False, calls=[Call("get_weather", PARIS)]),
                    answer(MODEL, stream=False, text="It is 18 degrees in Paris."))
@@ -226,6 +251,24 @@ def test_responses_create_text(oai, provider, upstream):
     assert (response.usage.input_tokens, response.usage.output_tokens, response.usage.total_tokens) == (12, 3, 15)
     [sent] = chat_requests(upstream)
     assert sent["messages"] == [{"role": "system", "content": "Answer in French."}, {"role": "user", "content": "Hello"}]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["answer", "stream"])
+@pytest.mark.parametrize("usage", CACHING)
+def test_responses_usage_reports_cached_prompt_tokens(oai, provider, upstream, stream, usage):
+    """As the Responses API counts: input_tokens with the cached part, and how many in its details."""
+    upstream.queue(answer(MODEL, stream=stream, text="Bonjour", usage=usage))
+
+    if stream:
+        with oai.responses.stream(model=MODEL, input="Hello") as events:
+            response = events.get_final_response()
+    else:
+        response = oai.responses.create(model=MODEL, input="Hello")
+
+    prompt, completion, cached = (*usage, 0)[:3]
+    counted = response.usage
+    assert (counted.input_tokens, counted.input_tokens_details.cached_tokens, counted.output_tokens,
+            counted.total_tokens) == (prompt, cached, completion, prompt + completion)
 
 
 def test_responses_function_call_round_trip(oai, provider, upstream):

@@ -51,8 +51,13 @@ def _finish(calls: list[Call], finish_reason: str | None) -> str:
     return finish_reason or ("tool_calls" if calls else "stop")
 
 
-def _usage(usage: tuple[int, int]) -> dict[str, int]:
-    return {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
+def _usage(usage: tuple[int, ...]) -> dict[str, Any]:
+    """(prompt, completion) tokens, and a third figure: the prompt tokens read from a cache."""
+    prompt, completion = usage[:2]
+    counts: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    if len(usage) > 2:
+        counts["prompt_tokens_details"] = {"cached_tokens": usage[2]}
+    return counts
 
 
 def completion_with(
@@ -61,7 +66,7 @@ def completion_with(
     calls: list[Call] = (),  # type: ignore[assignment]
     reasoning: str | None = None,
     finish_reason: str | None = None,
-    usage: tuple[int, int] = (11, 7),
+    usage: tuple[int, ...] = (11, 7),
 ) -> dict[str, Any]:
     """A ``chat.completion`` body: ``text`` (None: ``content`` null), ``calls`` as ``tool_calls``."""
     calls = [c.with_id() for c in calls]
@@ -89,7 +94,7 @@ def stream_events(
     calls: list[Call] = (),  # type: ignore[assignment]
     reasoning: str | None = None,
     finish_reason: str | None = None,
-    usage: tuple[int, int] | None = (11, 7),
+    usage: tuple[int, ...] | None = (11, 7),
     pieces: int = 3,
 ) -> list[dict[str, Any]]:
     """The chunks of a streamed answer (see the module docstring); text, reasoning and each call's

@@ -31,7 +31,7 @@ import json
 from typing import Any
 
 from gateway.errors import InvalidRequestError
-from gateway.surfaces.anthropic_stream import STOP_REASONS, AnthropicStream, message_id, stop_reason
+from gateway.surfaces.anthropic_stream import STOP_REASONS, AnthropicStream, message_id, stop_reason, usage
 from gateway.surfaces.chat import Answer
 from gateway.surfaces.contract import compact, estimate_tokens
 
@@ -333,7 +333,7 @@ def from_chat(answer: Answer, model: str) -> dict[str, Any]:
         "content": content,
         "stop_reason": stop_reason(answer.finish_reason, bool(answer.tool_calls)),
         "stop_sequence": None,
-        "usage": {"input_tokens": answer.input_tokens, "output_tokens": answer.output_tokens},
+        "usage": usage(answer.input_tokens, answer.output_tokens, answer.cached_tokens),
     }
 
 

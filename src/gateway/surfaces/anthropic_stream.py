@@ -39,7 +39,7 @@ from gateway.surfaces.chat import (
 )
 from gateway.surfaces.contract import DecodedStream
 
-__all__ = ["STOP_REASONS", "AnthropicStream", "message_id", "stop_reason"]
+__all__ = ["STOP_REASONS", "AnthropicStream", "message_id", "stop_reason", "usage"]
 
 # OpenAI finish_reason → Anthropic stop_reason; anything else reads as end_turn.
 STOP_REASONS: dict[str, str] = {
@@ -58,6 +58,17 @@ def message_id(upstream_id: str) -> str:
     return "msg_" + ("".join(c for c in upstream_id if c in _ID_CHARS) or "gateway")
 
 
+def usage(input_tokens: int, output_tokens: int, cached_tokens: int) -> dict[str, int]:
+    """Usage as Anthropic counts it (SPEC §12.2): ``input_tokens`` without the prompt tokens read
+    from a cache, which ``cache_read_input_tokens`` holds; nothing is ever written to one here."""
+    return {
+        "input_tokens": max(0, input_tokens - cached_tokens),
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": cached_tokens,
+        "output_tokens": output_tokens,
+    }
+
+
 def stop_reason(finish_reason: str, tool_calls: bool) -> str:
     """The Anthropic stop_reason; a ``stop`` that carried tool calls is ``tool_use`` (providers
     that say ``stop`` for a tool call would otherwise end Claude Code's turn)."""
@@ -69,7 +80,8 @@ def stop_reason(finish_reason: str, tool_calls: bool) -> str:
 _START = (
     'event: message_start\ndata: {"type":"message_start","message":{"id":%s,"type":"message",'
     '"role":"assistant","model":%s,"content":[],"stop_reason":null,"stop_sequence":null,'
-    '"usage":{"input_tokens":0,"output_tokens":0}}}\n\n'
+    '"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,'
+    '"output_tokens":0}}}\n\n'
 )
 _TEXT_START = (
     'event: content_block_start\ndata: {"type":"content_block_start","index":%d,'
@@ -98,7 +110,8 @@ _JSON_DELTA = (
 _STOP = 'event: content_block_stop\ndata: {"type":"content_block_stop","index":%d}\n\n'
 _END = (
     'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"%s",'
-    '"stop_sequence":null},"usage":{"input_tokens":%d,"output_tokens":%d}}\n\n'
+    '"stop_sequence":null},"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,'
+    '"cache_read_input_tokens":%d,"output_tokens":%d}}\n\n'
     'event: message_stop\ndata: {"type":"message_stop"}\n\n'
 )
 _ERROR = 'event: error\ndata: {"type":"error","error":{"type":"api_error","message":%s}}\n\n'
@@ -137,6 +150,7 @@ class AnthropicStream(DecodedStream):
         self._reason = ""
         self._input_tokens = 0
         self._output_tokens = 0
+        self._cached_tokens = 0
 
     def feed(self, data: bytes) -> bytes:
         if self._done:
@@ -161,7 +175,8 @@ class AnthropicStream(DecodedStream):
         self._close(out)
         self._done = True
         reason = stop_reason(self._reason, self._tools)
-        out.append(_END % (reason, self._input_tokens, self._output_tokens))
+        counted = usage(self._input_tokens, self._output_tokens, self._cached_tokens)
+        out.append(_END % (reason, counted["input_tokens"], self._cached_tokens, self._output_tokens))
         return "".join(out).encode()
 
     def fail(self, message: str) -> bytes:
@@ -191,6 +206,7 @@ class AnthropicStream(DecodedStream):
             elif isinstance(event, Usage):
                 self._input_tokens = event.input_tokens
                 self._output_tokens = event.output_tokens
+                self._cached_tokens = event.cached_tokens
             elif isinstance(event, Finish):
                 self._reason = event.reason
                 self._flush(out)

@@ -79,8 +79,12 @@ class Finish:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """The upstream's counts; ``input_tokens`` includes ``cached_tokens`` (OpenAI's
+    ``prompt_tokens_details.cached_tokens``: prompt tokens read from a cache)."""
+
     input_tokens: int
     output_tokens: int
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +116,16 @@ class Answer:
     finish_reason: str
     input_tokens: int
     output_tokens: int
+    cached_tokens: int = 0  # of input_tokens, read from a cache (see ``Usage``)
 
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _cached(usage: dict[str, Any]) -> int:
+    details = usage.get("prompt_tokens_details")
+    return _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
 
 
 def _text(value: Any) -> str:
@@ -162,6 +172,7 @@ def read_answer(body: Any, fallback_id: str = "chatcmpl") -> Answer:
         finish_reason=str(choice.get("finish_reason") or "stop"),
         input_tokens=_int(usage.get("prompt_tokens")),
         output_tokens=_int(usage.get("completion_tokens")),
+        cached_tokens=_cached(usage),
     )
 
 
@@ -242,7 +253,7 @@ class ChatStreamDecoder:
             self._choice(choices[0], events)
         usage = chunk.get("usage")
         if isinstance(usage, dict):
-            events.append(Usage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))))
+            events.append(Usage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")), _cached(usage)))
 
     def _choice(self, choice: dict[str, Any], events: list[Event]) -> None:
         delta = choice.get("delta")

@@ -362,7 +362,7 @@ def from_chat(
         item_id = f"fc_{base}_{len(output)}"
         arguments = call_arguments(call.arguments)
         output.append(call_item(item_id, call.call_id, call.name, arguments, item_status, names or {}))
-    usage = usage_object(answer.input_tokens, answer.output_tokens)
+    usage = usage_object(answer.input_tokens, answer.output_tokens, answer.cached_tokens)
     return response_object(
         f"resp_{base}", created_at, model, status=status, output=output, usage=usage, incomplete_reason=incomplete
     )

@@ -86,10 +86,11 @@ def call_arguments(arguments: str) -> str:
     return arguments if arguments.strip() else "{}"
 
 
-def usage_object(input_tokens: int, output_tokens: int) -> dict[str, Any]:
+def usage_object(input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> dict[str, Any]:
+    """The Responses usage: ``input_tokens`` includes the ``cached_tokens`` (SPEC §12.3)."""
     return {
         "input_tokens": input_tokens,
-        "input_tokens_details": {"cached_tokens": 0},
+        "input_tokens_details": {"cached_tokens": cached_tokens},
         "output_tokens": output_tokens,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": input_tokens + output_tokens,
@@ -211,7 +212,7 @@ class ResponsesStream(DecodedStream):
         self._done: dict[int, dict[str, Any]] = {}  # closed items by output index
         self._next = 0
         self._reason = ""
-        self._usage = (0, 0)
+        self._usage = (0, 0, 0)
 
     def feed(self, data: bytes) -> bytes:
         if self._over:
@@ -244,7 +245,7 @@ class ResponsesStream(DecodedStream):
                 self._reason = event.reason
                 self._close_all(out)
             elif kind is Usage:
-                self._usage = (event.input_tokens, event.output_tokens)
+                self._usage = (event.input_tokens, event.output_tokens, event.cached_tokens)
             elif kind is UpstreamError:
                 self._fail(event.message, out)
                 break

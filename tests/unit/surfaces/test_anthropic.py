@@ -221,14 +221,33 @@ def test_usage_after_finish_lands_in_message_delta() -> None:
     out, _ = _relay([STREAMS["text"]])
     _, ending, _ = _check(out)
 
-    assert ending is not None and ending["usage"] == {"input_tokens": 31, "output_tokens": 12}
-    assert '"usage":{"input_tokens":0,"output_tokens":0}' in out.decode().split("\n\n")[0]
+    assert ending is not None and ending["usage"] == {
+        "input_tokens": 31, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 12,
+    }
+    start = json.loads(out.decode().split("\n\n")[0].split("data: ", 1)[1])
+    assert start["message"]["usage"]["input_tokens"] == 0
 
 
 def test_no_usage_reports_zero_tokens() -> None:
     _, ending, _ = _check(_relay([STREAMS["no_done_crlf"]])[0])
 
-    assert ending is not None and ending["usage"] == {"input_tokens": 0, "output_tokens": 0}
+    assert ending is not None and ending["usage"] == {
+        "input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0,
+    }
+
+
+def test_cached_prompt_tokens_are_counted_apart_as_anthropic_does() -> None:
+    """Anthropic's input_tokens leaves out what was read from a cache; cache_read_input_tokens
+    holds it (the upstream's prompt_tokens_details.cached_tokens)."""
+    usage = {"prompt_tokens": 1200, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 1024}}
+    data = ROLE + _chunk({"content": "hi"}) + _chunk({}, "stop") + b"data: " + json.dumps(
+        {"id": "chatcmpl-9", "choices": [], "usage": usage}).encode() + b"\n\n" + DONE
+    _, ending, _ = _check(_relay([data])[0])
+    answer = Answer("chatcmpl-9", "up", "hi", "", (), "stop", 1200, 7, 1024)
+
+    expected = {"input_tokens": 176, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 1024, "output_tokens": 7}
+    assert ending is not None and ending["usage"] == expected
+    assert from_chat(answer, "served")["usage"] == expected
 
 
 @pytest.mark.parametrize(
@@ -436,7 +455,7 @@ def test_from_chat(answer: Answer, content: list[dict[str, Any]], reason: str) -
         "content": content,
         "stop_reason": reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": 3, "output_tokens": 5},
+        "usage": {"input_tokens": 3, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 5},
     }
 
 

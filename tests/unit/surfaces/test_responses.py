@@ -1054,3 +1054,20 @@ def test_an_empty_input_is_refused() -> None:
     with pytest.raises(InvalidRequestError) as caught:
         to_chat({"input": [{"type": "reasoning", "summary": []}]})
     assert caught.value.param == "input"
+
+
+def test_cached_prompt_tokens_are_reported_as_the_responses_api_does() -> None:
+    """input_tokens includes them; input_tokens_details.cached_tokens says how many (SPEC §12.3)."""
+    counts = {"prompt_tokens": 1200, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 1024}}
+    raw = chunk({"role": "assistant", "content": "hi"}) + chunk({}, "stop") + chunk(None, usage=counts) + DONE
+    data, _ = sdk_replay(translate([raw.encode()]))
+    streamed = data[-1]["response"]["usage"]
+    answered = from_chat(answer(input_tokens=1200, output_tokens=7, cached_tokens=1024), "m", 1)["usage"]
+
+    assert streamed == answered == {
+        "input_tokens": 1200,
+        "input_tokens_details": {"cached_tokens": 1024},
+        "output_tokens": 7,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 1207,
+    }
