@@ -169,8 +169,9 @@ async def fulfilled(promise: Any) -> bool:
 
 def unawaited(promise: Any) -> None:
     """Let the promise a JS call returned (a Future, see ``settled``) run its course without
-    awaiting it; a rejection is retrieved, so it is never reported as unhandled. One done callback: the cheapest way to do it (``catch`` would
-    chain another Future, and with it more turns of the event loop)."""
+    awaiting it; a rejection is retrieved, so it is never reported as unhandled. One done
+    callback is the cheapest way (``catch`` would chain another Future, and with it more turns of
+    the event loop)."""
     promise.add_done_callback(_retrieve)
 
 

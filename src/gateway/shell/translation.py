@@ -35,7 +35,7 @@ import time
 from typing import Any
 
 import js
-from pyodide.ffi import JsException, create_proxy, to_js
+from pyodide.ffi import JsException, to_js
 
 from gateway.shell.http import fulfilled, plain, settled, unawaited
 from gateway.shell.stream import STALL_CHECKS, OpenedStream
@@ -83,17 +83,14 @@ class TranslatedRelay:
         self._inbox = js.IdentityTransformStream.new()
         self._inbox_ended = False
         self._reader: Any = None
-        self._controller: Any = None
-        start = create_proxy(self._start)
-        try:  # ``start`` is called at once, by the constructor
-            self.readable = js.ReadableStream.new(plain({"start": start}))
-        finally:
-            start.destroy()
+        # The constructor calls ``start`` at once, with the controller. ``start`` is a native
+        # function that keeps it, not a Python proxy (a proxy as a stream's ``start`` crashes
+        # Node 22's V8 in its deoptimizer once the code is warm).
+        kept = js.Array.new()
+        self.readable = js.ReadableStream.new(plain({"start": kept.push.bind(kept)}))
+        self._controller = kept[0]
         # The head (the prologue and the first event) goes at once, before the answer is returned.
         self._send(self._translate(opened.head))
-
-    def _start(self, controller: Any) -> None:
-        self._controller = controller
 
     async def run(self) -> None:
         self._opened.reader.releaseLock()
