@@ -75,7 +75,8 @@ SURFACES = {
 }
 
 
-def _tree(pid: int) -> list[int]:
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (from /proc)."""
     pids, todo = [], [pid]
     while todo:
         current = todo.pop()
@@ -90,7 +91,7 @@ def cpu_seconds(pid: int) -> float:
     launcher; the Node runtime's Miniflare D1 host is one too, idle when warm), from each live
     thread's schedstat: nanoseconds, where /proc/PID/stat counts 10 ms ticks."""
     total = 0
-    for each in _tree(pid):
+    for each in process_tree(pid):
         for task in Path(f"/proc/{each}/task").iterdir():
             try:
                 total += int((task / "schedstat").read_text().split()[0])
@@ -339,9 +340,9 @@ PACED_EVENTS = int(os.environ.get("BENCH_PACED_EVENTS", "1000"))
 PACE_S = 0.02  # 50 events/s, one per upstream read: a model's pace
 
 
-def _workerd_pid(gateway: Gateway) -> int | None:
+def workerd_pid(gateway: Gateway) -> int | None:
     """The workerd process that runs the Worker (the workerd runtime's launcher's child)."""
-    for pid in _tree(gateway.process.pid):
+    for pid in process_tree(gateway.process.pid):
         if Path(f"/proc/{pid}/comm").read_text().strip() == "workerd":
             return pid
     return None
@@ -381,7 +382,7 @@ def paced(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: d
     idle_before = cpu_seconds(gateway.process.pid)
     time.sleep(5)  # the idle baseline: the processes' background CPU, to subtract
     idle_rate = (cpu_seconds(gateway.process.pid) - idle_before) / (time.monotonic() - start)
-    workerd = _workerd_pid(gateway) if gateway.runtime == "workerd" else None
+    workerd = workerd_pid(gateway) if gateway.runtime == "workerd" else None
     profiling = workerd is not None and shutil.which("perf") is not None
     figures: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as scratch:

@@ -6,8 +6,9 @@ of the fake upstream, sends ``--requests`` requests (default 20,000) in a repeat
 paths), and prints the resident memory (RSS, from /proc) of the process that runs the Worker (the
 Node process on the Node runtime, the workerd process on workerd) and of the runtime's whole
 process tree, every ``--every`` requests (default 2,000), then the growth from the first sample
-to the last and over the second half (a leak keeps its rate; a warm-up levels off). The goal is flat within noise: a per-request leak would recycle a production isolate
-(128 MB), losing its cooldowns and speed memory and failing the requests in flight.
+to the last and over the second half (a leak keeps its rate; a warm-up levels off). The goal is
+flat within noise: a per-request leak would recycle a production isolate (128 MB), losing its
+cooldowns and speed memory and failing the requests in flight.
 
 Figures, not assertions.
 """
@@ -27,6 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.runtime import RUNTIMES, Gateway  # noqa: E402
 from support.upstream import FakeUpstream, Json, Sse, chunk, completion  # noqa: E402
 
+from bench import process_tree, workerd_pid  # noqa: E402  (scripts/, this script's folder)
+
 CLIENTS = 4
 _MESSAGES = [{"role": "user", "content": "Say hello in one word."}]
 # (path, body): the mix, repeated.
@@ -38,23 +41,6 @@ MIX = (
 )
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        children = (task / "children").read_text().split()
-        found += [int(child) for child in children]
-    return found
-
-
-def _tree(pid: int) -> list[int]:
-    pids, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        pids.append(current)
-        todo += _children(current)
-    return pids
-
-
 def _rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -63,14 +49,14 @@ def _rss_mb(pid: int) -> float:
 
 
 def _serving(gateway: Gateway) -> int:
-    """The process that runs the Worker: workerd's on the workerd runtime (the launcher's child
-    named workerd), the Node process itself on the Node runtime."""
+    """The process that runs the Worker: workerd on the workerd runtime, the Node process itself
+    on the Node runtime."""
     if gateway.runtime == "node":
         return gateway.process.pid
-    for pid in _tree(gateway.process.pid):
-        if "workerd" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode():
-            return pid
-    raise RuntimeError("no workerd process under the launcher")
+    pid = workerd_pid(gateway)
+    if pid is None:
+        raise RuntimeError("no workerd process under the launcher")
+    return pid
 
 
 def measure(runtime: str, requests: int, every: int, upstream: FakeUpstream) -> dict:
@@ -93,7 +79,7 @@ def measure(runtime: str, requests: int, every: int, upstream: FakeUpstream) -> 
                 with ThreadPoolExecutor(CLIENTS) as pool:
                     for done in range(every, requests + 1, every):
                         list(pool.map(send, range(done - every, done)))
-                        tree = sum(_rss_mb(pid) for pid in _tree(gateway.process.pid))
+                        tree = sum(_rss_mb(pid) for pid in process_tree(gateway.process.pid))
                         samples.append({"requests": done, "serving_rss_mb": round(_rss_mb(serving), 1),
                                         "tree_rss_mb": round(tree, 1)})
                         print(runtime, samples[-1], file=sys.stderr, flush=True)
