@@ -1,8 +1,9 @@
 """A scriptable fake OpenAI-compatible upstream on 127.0.0.1: the only stand-in in the tests.
 
-Tests queue *steps*; each incoming ``POST …/chat/completions`` takes the next step queued for its
-model (or for any model), else the step set with ``answer_always`` for its model (or any model),
-else answers a default completion that echoes the model. A step may also be a callable: it gets
+Tests queue *steps*; each incoming ``POST`` takes the next step queued for its model (or for any
+model), else the step set with ``answer_always`` for its model (or any model), else answers a
+default completion that echoes the model (on the rest of the OpenAI surface, the path's own default:
+``support.endpoints``). A step may also be a callable: it gets
 the ``Recorded`` request and returns the step to answer with (a scripted model, e.g.
 ``support.brain.ToolBrain``). Every request is recorded (path, headers, raw body) so a test can
 assert what the gateway sent, with which provider key (``Recorded.key``, ``keys_used``).
@@ -32,8 +33,11 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from support.endpoints import default_answer, parse_form
+
 __all__ = [
     "UPSTREAM_KEY",
+    "Bytes",
     "FakeUpstream",
     "Hang",
     "Json",
@@ -124,6 +128,15 @@ class Hang:
 
 
 @dataclass
+class Bytes:
+    """Answer ``body`` as it is, with ``status`` and ``content_type`` (audio, images)."""
+
+    status: int
+    content_type: str
+    body: bytes
+
+
+@dataclass
 class Reset:
     """Read the request, then reset the connection (RST) without answering."""
 
@@ -139,6 +152,25 @@ class Recorded:
         return json.loads(self.body)
 
     @property
+    def form(self) -> dict[str, tuple[str | None, bytes]]:
+        """A ``multipart/form-data`` body's fields (``support.endpoints.parse_form``); {} otherwise."""
+        content_type = self.headers.get("content-type", "")
+        return parse_form(content_type, self.body) if content_type.startswith("multipart/form-data") else {}
+
+    @property
+    def model(self) -> str | None:
+        """The model asked for: the JSON body's ``model``, or an upload's ``model`` field."""
+        form = self.form
+        if form:
+            value = form.get("model")
+            return value[1].decode() if value else None
+        try:
+            data = json.loads(self.body)
+        except ValueError:
+            return None
+        return data.get("model") if isinstance(data, dict) else None
+
+    @property
     def key(self) -> str | None:
         """The provider key the gateway sent (``authorization: Bearer <key>``); None without one."""
         scheme, _, token = self.headers.get("authorization", "").partition(" ")
@@ -148,7 +180,7 @@ class Recorded:
 
 
 def _is_callable_step(step: Any) -> bool:
-    return callable(step) and not isinstance(step, (Json, Sse, Hang, Reset))
+    return callable(step) and not isinstance(step, (Json, Sse, Hang, Reset, Bytes))
 
 
 # A step computed from the request it answers.
@@ -158,7 +190,7 @@ Responder = Callable[[Recorded], Any]
 @dataclass
 class PerKey:
     """A step chosen by the key of the request (``Recorded.key``): ``answers[key]``, else
-    ``default``, else the fake's default completion. A chosen step may itself be callable (it gets
+    ``default``, else the fake's default answer for the path. A chosen step may itself be callable (it gets
     the request); a ``Json`` is copied for each use, so one ``PerKey`` can answer many times."""
 
     answers: dict[str, Any]
@@ -167,7 +199,7 @@ class PerKey:
     def __call__(self, request: Recorded) -> Any:
         step = self.answers.get(request.key or "", self.default)
         if step is None:
-            return Json(completion(request.json.get("model") or "unknown"))
+            return None
         if _is_callable_step(step):
             step = step(request)
         return replace(step, headers=dict(step.headers)) if isinstance(step, Json) else step
@@ -255,7 +287,7 @@ class FakeUpstream(ScriptedServer):
             self._model_list = Json(model_list(DEFAULT_MODELS))
 
     def requests_for(self, model: str) -> list[Recorded]:
-        return [r for r in self.requests if r.json.get("model") == model]
+        return [r for r in self.requests if r.model == model]
 
     def keys_used(self, model: str | None = None) -> list[str | None]:
         """The provider key of each chat request (for ``model``; None: every model), in order."""
@@ -287,7 +319,7 @@ class FakeUpstream(ScriptedServer):
                 # A copy: _json consumes a Json step's headers.
                 step = replace(step, headers=dict(step.headers)) if isinstance(step, Json) else step
         if step is None:
-            return Json(completion(model or "unknown"))
+            return None  # the path's default answer
         return step(request) if _is_callable_step(step) else step
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -317,16 +349,23 @@ class FakeUpstream(ScriptedServer):
                 recorded = Recorded(self.path, headers, body)
                 with upstream._lock:
                     upstream.requests.append(recorded)
-                try:
-                    model = json.loads(body).get("model")
-                except ValueError:
-                    model = None
-                self._answer(upstream._next_step(model, recorded))
+                model = recorded.model
+                step = upstream._next_step(model, recorded)
+                if step is None:
+                    try:
+                        data = json.loads(body)
+                    except ValueError:
+                        data = None
+                    made = default_answer(self.path, model, data, recorded.form)
+                    step = Json(completion(model or "unknown")) if made is None else Bytes(*made)
+                self._answer(step)
 
             def _answer(self, step: Any) -> None:
-                """Write one step: JSON, SSE, a hang until released, or a reset connection."""
+                """Write one step: JSON, bytes, SSE, a hang until released, or a reset connection."""
                 if isinstance(step, Json):
                     self._json(step)
+                elif isinstance(step, Bytes):
+                    self._bytes(step)
                 elif isinstance(step, Sse):
                     self._sse(step)
                 elif isinstance(step, Hang):
@@ -353,6 +392,13 @@ class FakeUpstream(ScriptedServer):
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _bytes(self, step: Bytes) -> None:
+                self.send_response(step.status)
+                self.send_header("content-type", step.content_type)
+                self.send_header("content-length", str(len(step.body)))
+                self.end_headers()
+                self.wfile.write(step.body)
 
             def _sse(self, step: Sse) -> None:
                 self.send_response(200)

@@ -17,6 +17,8 @@ Rules:
   ahead of the first usable pair (so traffic returns to a recovered primary, and an all-cooled
   chain is made of probes); behind it, it is tried last, before answering that everything failed.
 - At most ``MAX_CANDIDATES`` steps.
+- ``one_model`` keeps a chain to one model (SPEC §12.6, embeddings): the one asked for, or for
+  ``auto`` the model of the first step, across every provider and key that declares it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from gateway.core.ledger import Cooldown, Ledger
 from gateway.core.memory import Memory
 from gateway.core.state import RouterState
 
-__all__ = ["AUTO_MODEL", "Chain", "Step", "build_chain", "is_auto", "model_catalog"]
+__all__ = ["AUTO_MODEL", "Chain", "Step", "build_chain", "is_auto", "model_catalog", "one_model"]
 
 AUTO_MODEL = "auto"
 
@@ -168,3 +170,16 @@ def build_chain(
         if builder.add(Candidate(provider, model), degraded):
             break
     return builder.chain(requested)
+
+
+def one_model(chain: Chain) -> Chain:
+    """``chain`` without the steps (and skipped pairs) of any other model than the one asked for,
+    or, for ``auto``, than its first step's (a chain with no step is returned as it is)."""
+    model = chain.requested_model
+    if model is None:
+        if not chain.steps:
+            return chain
+        model = chain.steps[0].candidate.model
+    steps = tuple(step for step in chain.steps if step.candidate.model == model)
+    skipped = tuple(candidate for candidate in chain.skipped if candidate.model == model)
+    return Chain(steps, skipped, chain.requested_model)

@@ -24,7 +24,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from gateway.core import rules
@@ -32,6 +32,7 @@ from gateway.core.aliases import NO_ALIASES, Aliases, alias_problem, compile_ali
 from gateway.core.clients import Client, clients_by_hash, restrict_providers
 from gateway.core.hop import DEPLOYMENT_ID_KEY
 from gateway.core.keyring import KeyMemo
+from gateway.core.kinds import Kind, kind_of
 
 __all__ = [
     "AliasesSetting",
@@ -101,6 +102,12 @@ class Provider:
     keys: tuple[ProviderKey, ...]
     created_at: int
     updated_at: int
+    # The kinds its ``models`` entries declare (SPEC §12.6); a model not named here has the kind
+    # its id suggests (``core/kinds.py``).
+    kinds: tuple[tuple[str, Kind], ...] = ()
+
+    def kind_of(self, model: str) -> Kind:
+        return kind_of(model, dict(self.kinds))
 
     @property
     def enabled_keys(self) -> tuple[ProviderKey, ...]:
@@ -381,14 +388,15 @@ class Config:
             view = self._views[None] = tuple(p for p in self.providers if p.enabled and p.enabled_keys)
         return view
 
-    def providers_for(self, allowed: tuple[str, ...] | None) -> tuple[Provider, ...]:
-        """``enabled_providers`` with only the models in ``allowed`` (a named client's allow-list,
-        ``core/clients.py``; None: unchanged), remembered per list for this snapshot."""
-        if allowed is None:
-            return self.enabled_providers
-        view = self._views.get(allowed)
+    def providers_for(self, allowed: tuple[str, ...] | None, kind: Kind = Kind.CHAT) -> tuple[Provider, ...]:
+        """``enabled_providers`` with only their models of ``kind`` (SPEC §12.6) that are in
+        ``allowed`` (a named client's allow-list, ``core/clients.py``; None: every model),
+        remembered per (list, kind) for this snapshot."""
+        view = self._views.get((allowed, kind))
         if view is None:
-            view = self._views[allowed] = tuple(restrict_providers(self.enabled_providers, allowed))
+            providers = restrict_providers(self.enabled_providers, allowed)
+            view = tuple(replace(p, models=tuple(m for m in p.models if p.kind_of(m) is kind)) for p in providers)
+            self._views[(allowed, kind)] = view
         return view
 
 

@@ -15,6 +15,9 @@ CONFIG_TTL_MS = 60 * SECOND_MS
 
 # --- Request edge (SPEC §2.2) ---
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+# Audio and image uploads (SPEC §12.6): the size OpenAI's upload endpoints accept; their body limit
+# is the larger of this and the setting.
+UPLOAD_LIMIT_BYTES = 25 * 1024 * 1024
 
 # --- Candidate chain and fallback loop (SPEC §3, §4) ---
 MAX_CANDIDATES = 12

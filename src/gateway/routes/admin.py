@@ -99,13 +99,21 @@ def _provider_json(provider: Provider, plains: Mapping[int, str | None]) -> dict
         "key_hint": first["hint"],
         "key_error": first["key_error"],
         "keys": keys,
-        "models": list(provider.models),
+        "models": _model_entries(provider),
+        "kinds": {model: provider.kind_of(model) for model in provider.models},
         "priority": provider.priority,
         "timeout_ms": provider.timeout_ms,
         "enabled": provider.enabled,
         "created_at": provider.created_at,
         "updated_at": provider.updated_at,
     }
+
+
+def _model_entries(provider: Provider) -> list[str | dict[str, str]]:
+    """The provider's models as they were given (SPEC §12.6): an id, or ``{"id", "kind"}`` for a
+    model whose kind was set; what a ``PUT`` of them keeps as it is."""
+    declared = dict(provider.kinds)
+    return [{"id": m, "kind": declared[m]} if m in declared else m for m in provider.models]
 
 
 async def _plain_keys(config: Config, keys: Iterable[ProviderKey]) -> dict[int, str | None]:

@@ -4,7 +4,8 @@ fallback loop, and answer with what served it — or honestly with why nothing d
 from __future__ import annotations
 
 from gateway import isolate
-from gateway.core.outcome import CallerError, Served
+from gateway.core.config import Config
+from gateway.core.outcome import CallerError, LoopResult, Served
 from gateway.responses import CORS_HEADERS, sse_headers
 from gateway.routes import Call
 from gateway.routes.auth import require_api
@@ -13,11 +14,11 @@ from gateway.routes.routing import exhausted_error, route, routed_via, routing_h
 from gateway.shell import tasks
 from gateway.shell.http import JsResponse, respond
 from gateway.shell.stream import OpenedStream, Relay
-from gateway.upstream.openai import ChatBody
+from gateway.upstream.openai import JsonBody
 from gateway.wire import headers as h
 from gateway.wire.chat import ChatRequest
 
-__all__ = ["chat_completions"]
+__all__ = ["answer", "chat_completions"]
 
 
 def _served(call: Call, served: Served, stream_stall_ms: int) -> JsResponse:
@@ -41,14 +42,21 @@ def _caller_error(result: CallerError) -> JsResponse:
     return respond(observed.body, observed.status or 400, headers)
 
 
-async def chat_completions(call: Call) -> JsResponse:
-    config = await isolate.load_config(call.env)
-    caller = await require_api(call, config)
-    raw, data = await read_json(call.request, config.settings.max_body_bytes)
-    chat = validate(ChatRequest, data)
-    result = await route(call, config, ChatBody(raw, data), chat.model, chat.streaming, caller)
+def answer(call: Call, config: Config, result: LoopResult) -> JsResponse:
+    """The caller's answer to a forwarded request (its body untranslated): what served it, the
+    stream relayed or the body streamed through with the upstream's content type; the upstream's
+    own 4xx as it is; or the honest error when nothing served."""
     if isinstance(result, Served):
         return _served(call, result, config.settings.stream_stall_ms)
     if isinstance(result, CallerError):
         return _caller_error(result)
     raise exhausted_error(result)
+
+
+async def chat_completions(call: Call) -> JsResponse:
+    config = await isolate.load_config(call.env)
+    caller = await require_api(call, config)
+    raw, data = await read_json(call.request, config.settings.max_body_bytes)
+    chat = validate(ChatRequest, data)
+    result = await route(call, config, JsonBody(raw, data), chat.model, chat.streaming, caller)
+    return answer(call, config, result)

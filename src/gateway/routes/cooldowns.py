@@ -20,7 +20,7 @@ from gateway.responses import json_response
 from gateway.routes import Call
 from gateway.routes.admin import admin_config
 from gateway.shell.http import JsResponse
-from gateway.upstream.openai import send_chat
+from gateway.upstream.openai import CHAT, send_upstream
 from gateway.wire.cooldowns import cooldown_json
 
 __all__ = ["clear_cooldowns", "status", "verify_cooldowns"]
@@ -56,7 +56,7 @@ async def _probe(config: Config, candidate: Candidate) -> dict[str, Any]:
     key); a failure cools the provider, or the key, again by the normal rules."""
     provider, model, key = candidate.provider, candidate.model, candidate.key
     body = json.dumps({"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1})
-    outcome = await send_chat(config, candidate, body, False, rules.PROBE_TIMEOUT_MS)
+    outcome = await send_upstream(config, candidate, CHAT, (body, "application/json"), False, rules.PROBE_TIMEOUT_MS)
     ledger = isolate.current().router.ledger
     result: dict[str, Any] = {
         "providerId": provider.id, "name": provider.name, "keyId": key.id if key else None

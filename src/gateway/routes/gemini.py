@@ -12,16 +12,26 @@ from typing import Any
 from gateway import isolate
 from gateway.core.clients import Caller
 from gateway.core.config import Config
+from gateway.core.kinds import Kind
 from gateway.errors import NotFoundError
 from gateway.responses import json_response
 from gateway.routes import Call
 from gateway.routes.auth import require_api
-from gateway.routes.routing import caller_catalog
+from gateway.routes.forwarded import embed
+from gateway.routes.routing import caller_catalog, catalog_kinds
 from gateway.routes.surface import Plan, read_object, serve, speaks
 from gateway.shell.http import JsResponse
-from gateway.surfaces import gemini
+from gateway.surfaces import embeddings, gemini
 
-__all__ = ["count_tokens", "generate_content", "get_model", "list_models", "stream_generate_content"]
+__all__ = [
+    "batch_embed_contents",
+    "count_tokens",
+    "embed_content",
+    "generate_content",
+    "get_model",
+    "list_models",
+    "stream_generate_content",
+]
 
 
 async def _authorized(call: Call) -> tuple[Config, Caller]:
@@ -32,7 +42,8 @@ async def _authorized(call: Call) -> tuple[Config, Caller]:
 @speaks(gemini.render_error)
 async def list_models(call: Call) -> JsResponse:
     config, caller = await _authorized(call)
-    return json_response(gemini.models_body([model for model, _ in caller_catalog(config, caller)]))
+    ids = [model for model, _ in caller_catalog(config, caller)]
+    return json_response(gemini.models_body(ids, embedding_models(config)))
 
 
 @speaks(gemini.render_error)
@@ -41,12 +52,17 @@ async def get_model(call: Call) -> JsResponse:
     return json_response(gemini_model(config, caller, call.params["model"]))
 
 
+def embedding_models(config: Config) -> frozenset[str]:
+    """The declared models of kind embedding (SPEC §12.6): listed with the embedding methods."""
+    return frozenset(model for model, kind in catalog_kinds(config).items() if kind is Kind.EMBEDDING)
+
+
 def gemini_model(config: Config, caller: Caller, model: str) -> dict[str, Any]:
     """The Gemini entry of a declared model the caller may use; 404 otherwise."""
     model = model.removeprefix("models/")
     if model not in {m for m, _ in caller_catalog(config, caller)}:
         raise NotFoundError(f"Model '{model}' is not served by this gateway.", code="model_not_found")
-    return gemini.model_entry(model)
+    return gemini.model_entry(model, embedding=model in embedding_models(config))
 
 
 async def _generate(call: Call, stream: bool) -> JsResponse:
@@ -72,3 +88,19 @@ async def stream_generate_content(call: Call) -> JsResponse:
 async def count_tokens(call: Call) -> JsResponse:
     config, _ = await _authorized(call)
     return json_response(gemini.count_tokens(await read_object(call, config), call.params["model"]))
+
+
+@speaks(gemini.render_error)
+async def embed_content(call: Call) -> JsResponse:
+    config, caller = await _authorized(call)
+    body = embeddings.gemini_embed_request(await read_object(call, config), call.params["model"])
+    embedded = await embed(call, config, caller, body)
+    return json_response(embeddings.gemini_embed_answer(embedded.vectors), headers=embedded.headers)
+
+
+@speaks(gemini.render_error)
+async def batch_embed_contents(call: Call) -> JsResponse:
+    config, caller = await _authorized(call)
+    body = embeddings.gemini_batch_request(await read_object(call, config), call.params["model"])
+    embedded = await embed(call, config, caller, body)
+    return json_response(embeddings.gemini_batch_answer(embedded.vectors), headers=embedded.headers)

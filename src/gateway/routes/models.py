@@ -12,8 +12,8 @@ from gateway.errors import NotFoundError
 from gateway.responses import iso_utc, json_response
 from gateway.routes import Call
 from gateway.routes.auth import require_api
-from gateway.routes.gemini import gemini_model
-from gateway.routes.routing import caller_catalog
+from gateway.routes.gemini import embedding_models, gemini_model
+from gateway.routes.routing import caller_catalog, catalog_kinds
 from gateway.routes.surface import ErrorRenderer, speaks_as
 from gateway.shell.http import IncomingRequest, JsResponse
 from gateway.surfaces import anthropic, gemini, models
@@ -52,9 +52,9 @@ async def list_models(call: Call) -> JsResponse:
         case "anthropic":
             return json_response(models.anthropic_models([m for m, _ in catalog], iso_utc(created)))
         case "gemini":
-            return json_response(gemini.models_body([m for m, _ in catalog]))
+            return json_response(gemini.models_body([m for m, _ in catalog], embedding_models(config)))
         case _:
-            return json_response(models.openai_models(catalog, created))
+            return json_response(models.openai_models(catalog, created, catalog_kinds(config)))
 
 
 @speaks_as(_error_shape)
@@ -70,4 +70,4 @@ async def get_model(call: Call) -> JsResponse:
         raise NotFoundError(f"The model '{model}' does not exist on this gateway.", code="model_not_found")
     if shape == "anthropic":
         return json_response(models.anthropic_model(model, iso_utc(created)))
-    return json_response(models.openai_model(entry, created))
+    return json_response(models.openai_model(entry, created, catalog_kinds(config).get(model)))

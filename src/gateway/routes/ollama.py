@@ -8,15 +8,16 @@ from functools import partial
 from gateway import isolate
 from gateway.errors import NotFoundError
 from gateway.responses import iso_utc, json_response
-from gateway.routes import Call
+from gateway.routes import Call, forwarded
 from gateway.routes.auth import require_api
 from gateway.routes.routing import caller_catalog
 from gateway.routes.surface import Plan, read_object, serve, speaks
 from gateway.shell.http import JsResponse
+from gateway.surfaces import embeddings as surface_embeddings
 from gateway.surfaces import ollama
 from gateway.surfaces.ollama_stream import OllamaStream
 
-__all__ = ["chat", "generate", "show", "tags", "version"]
+__all__ = ["chat", "embed", "embeddings", "generate", "show", "tags", "version"]
 
 
 @speaks(ollama.render_error)
@@ -66,3 +67,22 @@ async def chat(call: Call) -> JsResponse:
 @speaks(ollama.render_error)
 async def generate(call: Call) -> JsResponse:
     return await _run(call, "generate")
+
+
+@speaks(ollama.render_error)
+async def embed(call: Call) -> JsResponse:
+    config = await isolate.load_config(call.env)
+    caller = await require_api(call, config)
+    body = surface_embeddings.ollama_embed_request(await read_object(call, config))
+    embedded = await forwarded.embed(call, config, caller, body)
+    answer = surface_embeddings.ollama_embed_answer(embedded.vectors, embedded.model)
+    return json_response(answer, headers=embedded.headers)
+
+
+@speaks(ollama.render_error)
+async def embeddings(call: Call) -> JsResponse:
+    config = await isolate.load_config(call.env)
+    caller = await require_api(call, config)
+    body = surface_embeddings.ollama_embeddings_request(await read_object(call, config))
+    embedded = await forwarded.embed(call, config, caller, body)
+    return json_response(surface_embeddings.ollama_embeddings_answer(embedded.vectors), headers=embedded.headers)

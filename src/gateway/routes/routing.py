@@ -13,45 +13,68 @@ from __future__ import annotations
 from gateway import isolate
 from gateway.core import rules
 from gateway.core.aliases import resolve_alias
-from gateway.core.attempt import Candidate
-from gateway.core.chain import build_chain, is_auto, model_catalog
+from gateway.core.attempt import Attempt, Candidate
+from gateway.core.chain import build_chain, is_auto, model_catalog, one_model
 from gateway.core.clients import Caller, model_refused, restrict_catalog
 from gateway.core.config import Config
+from gateway.core.kinds import Kind, single_model
 from gateway.core.loop import run_loop
 from gateway.core.outcome import Exhausted, LoopResult, Served
 from gateway.core.trail import Trail, attempts_header, header_safe, trail_header
-from gateway.errors import PermissionDeniedError, RoutingError
+from gateway.errors import NotFoundError, PermissionDeniedError, RoutingError
 from gateway.routes import Call
-from gateway.upstream.openai import ChatBody
+from gateway.upstream.openai import CHAT, Body, Endpoint, JsonBody, OpenAIUpstream
 from gateway.upstream.openrouter import PinnedUpstream
 from gateway.wire import headers as h
 from gateway.wire.cooldowns import cooldown_json
 
-__all__ = ["caller_catalog", "exhausted_error", "route", "routed_via", "routing_headers", "trail_headers"]
+__all__ = ["caller_catalog", "catalog_kinds", "exhausted_error", "route", "routed_via", "routing_headers", "trail_headers"]
 
 
 async def route(
-    call: Call, config: Config, body: ChatBody, model: str | None, stream: bool, caller: Caller = Caller()
+    call: Call,
+    config: Config,
+    body: Body,
+    model: str | None,
+    stream: bool,
+    caller: Caller = Caller(),
+    endpoint: Endpoint = CHAT,
+    kind: Kind = Kind.CHAT,
 ) -> LoopResult:
-    """The fallback loop's result for ``body`` asking for ``model`` (None or ``auto``: any), or
-    for the target of the first model alias that matches it; ``caller``: what ``require_api``
-    returned (the loop guard's mark is forwarded upstream; a named client's allow-list limits the
-    chain). OpenRouter candidates are pinned (SPEC §15, ``upstream/openrouter.py``), writing to
-    ``call``'s D1 in its ``waitUntil``. Raises ``PermissionDeniedError`` (403) for a model outside
-    the allow-list."""
+    """The fallback loop's result for ``body`` to ``endpoint`` asking for ``model`` of ``kind``
+    (None or ``auto``: the first of that kind), or for the target of the first model alias that
+    matches it; ``caller``: what ``require_api`` returned (the loop guard's mark is forwarded
+    upstream; a named client's allow-list limits the chain). Only models of ``kind`` are tried
+    (SPEC §12.6), and for a ``single_model`` kind only one model. Chat requests to OpenRouter are
+    pinned (SPEC §15, ``upstream/openrouter.py``), writing to ``call``'s D1 in its ``waitUntil``.
+    Raises ``PermissionDeniedError`` (403) for a model outside the allow-list, ``NotFoundError``
+    (404) for a single-model kind's model that no provider declares as that kind."""
     state = isolate.current().router
     model = resolve_alias(config.settings.model_aliases, model) or model
-    if model_refused(caller.models, model, is_auto(model)):
+    auto = is_auto(model)
+    if model_refused(caller.models, model, auto):
         raise PermissionDeniedError(
             f"This client may not use the model '{model}'. Ask for one of the models it is allowed, "
             "or 'auto'.",
             param="model",
         )
-    providers = config.providers_for(caller.models)
+    providers = config.providers_for(caller.models, kind)
     now_ms = isolate.now_ms()
     chain = build_chain(providers, model, state, now_ms)
+    if single_model(kind):
+        if not auto and not any(model in p.models for p in providers):
+            raise NotFoundError(
+                f"No provider declares '{model}' as a model of kind {kind}; ask for one that does, or "
+                f"'auto', or set the model's kind on the config page.",
+                code="model_not_found",
+                param="model",
+            )
+        chain = one_model(chain)
     deadline_ms = now_ms + rules.TOTAL_BUDGET_MS
-    attempt = PinnedUpstream(config, body, stream, caller.hops, call.env.DB, call.ctx, deadline_ms)
+    if kind is Kind.CHAT and isinstance(body, JsonBody):
+        attempt: Attempt = PinnedUpstream(config, body, stream, caller.hops, call.env.DB, call.ctx, deadline_ms, endpoint)
+    else:
+        attempt = OpenAIUpstream(config, body, stream, caller.hops, endpoint)
     return await run_loop(chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK)
 
 
@@ -59,6 +82,15 @@ def caller_catalog(config: Config, caller: Caller) -> list[tuple[str, str]]:
     """The declared models ``caller`` may use (SPEC §14), as ``(model, provider name)``: what
     the model lists show."""
     return restrict_catalog(model_catalog(config.enabled_providers), caller.models)
+
+
+def catalog_kinds(config: Config) -> dict[str, Kind]:
+    """Each declared model's kind (SPEC §12.6), as the first provider declaring it sets it."""
+    kinds: dict[str, Kind] = {}
+    for provider in config.enabled_providers:
+        for model in provider.models:
+            kinds.setdefault(model, provider.kind_of(model))
+    return kinds
 
 
 def trail_headers(trail: Trail) -> dict[str, str]:

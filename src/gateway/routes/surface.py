@@ -32,7 +32,7 @@ from gateway.shell.stream import OpenedStream
 from gateway.shell.translation import TranslatedRelay
 from gateway.surfaces.chat import Answer, read_answer
 from gateway.surfaces.contract import StreamTranslator, compact
-from gateway.upstream.openai import ChatBody
+from gateway.upstream.openai import JsonBody
 from gateway.wire import headers as h
 from gateway.wire.chat import ChatRequest
 
@@ -121,7 +121,7 @@ async def serve(call: Call, config: Config, plan: Plan, caller: Caller) -> JsRes
     """Route ``plan.chat`` and answer in the surface's shape (see the module doc); ``caller``:
     what ``require_api`` returned."""
     chat = validate(ChatRequest, plan.chat)
-    body = ChatBody(compact(plan.chat).encode(), plan.chat)
+    body = JsonBody(compact(plan.chat).encode(), plan.chat)
     result = await route(call, config, body, chat.model, plan.stream, caller)
     if isinstance(result, Served):
         headers = routing_headers(result)

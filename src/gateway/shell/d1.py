@@ -19,6 +19,7 @@ from pyodide.ffi import JsException
 
 from gateway.core.clients import Client
 from gateway.core.config import Provider, ProviderKey, SealedKey
+from gateway.core.kinds import Kind
 from gateway.core.pinning import Pin, Ranked
 from gateway.errors import ConflictError, StorageError
 
@@ -59,6 +60,7 @@ PROVIDER_COLUMNS = (
     "timeout_ms",
     "enabled",
 )
+_KIND_VALUES = frozenset(Kind)
 _SELECT_PROVIDERS = "SELECT * FROM providers ORDER BY priority, id"
 _KEY_FIELDS = "id, provider_id, encrypted_key, iv, auth_tag, enabled"
 _SELECT_KEYS = f"SELECT {_KEY_FIELDS} FROM provider_keys ORDER BY provider_id, id"
@@ -93,6 +95,24 @@ def _models(text: str) -> tuple[str, ...]:
     return tuple(m for m in models if isinstance(m, str) and m)
 
 
+def _model_entries(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, Kind], ...]]:
+    """A provider row's models and the kinds its entries declare (SPEC §12.6: ``"id"`` or
+    ``{"id", "kind"}``); an entry edited by hand into anything else is left out, as in ``_models``."""
+    entries = _json_or(text, ())
+    if not isinstance(entries, list):
+        return (), ()
+    models: list[str] = []
+    kinds: list[tuple[str, Kind]] = []
+    for entry in entries:
+        model = entry.get("id") if isinstance(entry, dict) else entry
+        if not isinstance(model, str) or not model:
+            continue
+        models.append(model)
+        if isinstance(entry, dict) and entry.get("kind") in _KIND_VALUES:
+            kinds.append((model, Kind(entry["kind"])))
+    return tuple(models), tuple(kinds)
+
+
 def _keys_by_provider(rows: Any) -> dict[int, list[ProviderKey]]:
     keys: dict[int, list[ProviderKey]] = {}
     for row in rows:
@@ -108,12 +128,14 @@ def _providers(rows: Any, key_rows: Any) -> list[Provider]:
 
 
 def _provider(row: Mapping[str, Any], keys: Any) -> Provider:
+    models, kinds = _model_entries(row["models"])
     return Provider(
         id=int(row["id"]),
         name=row["name"],
         platform=row["platform"],
         base_url=row["base_url"],
-        models=_models(row["models"]),
+        models=models,
+        kinds=kinds,
         priority=int(row["priority"]),
         timeout_ms=None if row["timeout_ms"] is None else int(row["timeout_ms"]),
         enabled=bool(row["enabled"]),

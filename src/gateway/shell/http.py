@@ -66,7 +66,14 @@ class IncomingRequest:
         return values[0] if values else None
 
     async def read_body(self, limit: int) -> bytes | None:
-        """The whole body, or None when it is longer than ``limit`` bytes: known from the
+        """The whole body, or None when it is longer than ``limit`` bytes (``read_buffer``).
+        Raises ``OSError`` if the caller's stream fails."""
+        buffer = await self.read_buffer(limit)
+        return None if buffer is None else buffer.to_bytes()
+
+    async def read_buffer(self, limit: int) -> Any:
+        """The whole body as a JS ``ArrayBuffer`` (nothing copied into Python: an upload of many
+        megabytes stays in JS), or None when it is longer than ``limit`` bytes: known from the
         Content-Length before anything is read, else as soon as the chunks read pass it (the
         rest is left unread, so an oversized upload is never held in memory). Raises ``OSError``
         if the caller's stream fails."""
@@ -80,25 +87,24 @@ class IncomingRequest:
                 buffer = await self._js.arrayBuffer()
             except JsException as exc:
                 raise OSError("the request body could not be read") from exc
-            body = buffer.to_bytes()
-            return body if len(body) <= limit else None
+            return buffer if int(buffer.byteLength) <= limit else None
         stream = self._js.body
         if stream is None or stream is jsnull:
-            return b""
+            return js.ArrayBuffer.new(0)
         reader = stream.getReader()
-        chunks: list[bytes] = []
+        chunks: list[Any] = []
         size = 0
         while True:
             ok, result = await settled(reader.read())
             if not ok:
                 raise OSError("the request body could not be read")
             if result.done:
-                return b"".join(chunks)
+                return await js.Blob.new(to_js(chunks)).arrayBuffer()
             size += int(result.value.byteLength)
             if size > limit:
                 await fulfilled(reader.cancel())
                 return None
-            chunks.append(result.value.to_bytes())
+            chunks.append(result.value)
 
 
 class UpstreamResponse:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import math
+from collections.abc import Collection
 from typing import Any
 
 from gateway.errors import InvalidRequestError
@@ -39,6 +40,7 @@ __all__ = [
     "ERROR_STATUSES",
     "FINISH_REASONS",
     "GENERATION_FIELDS",
+    "EMBEDDING_METHODS",
     "GENERATION_METHODS",
     "OMITTED",
     "SCHEMA_KEYS",
@@ -103,6 +105,8 @@ TEXT_MEDIA = frozenset({"application/json", "application/xml", "application/x-ya
 OMITTED = "[{what} left out: this gateway passes on text and images only]"
 
 GENERATION_METHODS = ["generateContent", "streamGenerateContent", "countTokens"]
+# What an embedding model supports instead (SPEC §12.6).
+EMBEDDING_METHODS = ["embedContent", "batchEmbedContents"]
 
 
 def _invalid(message: str, param: str) -> InvalidRequestError:
@@ -189,17 +193,21 @@ def render_error(status: int, type_: str, message: str) -> dict[str, Any]:
 
 
 def model_entry(
-    model_id: str, input_token_limit: int | None = None, output_token_limit: int | None = None
+    model_id: str,
+    input_token_limit: int | None = None,
+    output_token_limit: int | None = None,
+    embedding: bool = False,
 ) -> dict[str, Any]:
     """A ``Model`` as ``GET /v1beta/models/{id}`` answers it (google-genai reads
-    ``supportedGenerationMethods`` as ``supported_actions``; token limits are optional)."""
+    ``supportedGenerationMethods`` as ``supported_actions``; token limits are optional); an
+    ``embedding`` model supports the embedding methods instead of generation."""
     entry: dict[str, Any] = {
         "name": "models/" + model_id,
         "baseModelId": model_id,
         "version": "001",
         "displayName": model_id,
         "description": f"{model_id} through this gateway's fallback chain",
-        "supportedGenerationMethods": list(GENERATION_METHODS),
+        "supportedGenerationMethods": list(EMBEDDING_METHODS if embedding else GENERATION_METHODS),
     }
     if input_token_limit is not None:
         entry["inputTokenLimit"] = input_token_limit
@@ -208,9 +216,10 @@ def model_entry(
     return entry
 
 
-def models_body(ids: list[str]) -> dict[str, Any]:
-    """``GET /v1beta/models``: every id once, in the given order."""
-    return {"models": [model_entry(model_id) for model_id in ids]}
+def models_body(ids: list[str], embedding: Collection[str] = ()) -> dict[str, Any]:
+    """``GET /v1beta/models``: every id once, in the given order; those in ``embedding`` as
+    embedding models."""
+    return {"models": [model_entry(model_id, embedding=model_id in embedding) for model_id in ids]}
 
 
 def _texts(content: Any, param: str) -> str:

@@ -5,7 +5,8 @@ Rules:
 - The caller gives the models in chain order, ``auto`` first; a model listed twice is kept once,
   at its first place, with its first owner (SPEC §12.1: "once, in chain order").
 - OpenAI (``openai.types.Model``): ``{"object":"list","data":[{"id","object":"model","created",
-  "owned_by"}]}``; ``created`` is Unix seconds.
+  "owned_by","x_kind"}]}``; ``created`` is Unix seconds; ``x_kind`` the model's kind (SPEC §12.6),
+  absent for ``auto``.
 - Anthropic (``anthropic.types.ModelInfo``): ``{"data":[{"type":"model","id","display_name",
   "created_at", "lifecycle"}],"has_more":false,"first_id","last_id"}``. ``created_at`` is RFC 3339;
   ``display_name`` is the id; ``lifecycle: "active"`` because anthropic ≥ 2.14 requires the field
@@ -15,25 +16,30 @@ Rules:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["anthropic_model", "anthropic_models", "openai_model", "openai_models"]
 
 
-def openai_model(entry: tuple[str, str], created: int) -> dict[str, Any]:
-    """``GET /v1/models/{id}``: ``entry`` is (model id, the name of the first provider serving it)."""
+def openai_model(entry: tuple[str, str], created: int, kind: str | None = None) -> dict[str, Any]:
+    """``GET /v1/models/{id}``: ``entry`` is (model id, the name of the first provider serving it);
+    ``kind`` (SPEC §12.6) goes into our own field ``x_kind`` (None: none, as for ``auto``)."""
     model_id, owner = entry
-    return {"id": model_id, "object": "model", "created": created, "owned_by": owner}
+    model = {"id": model_id, "object": "model", "created": created, "owned_by": owner}
+    if kind is not None:
+        model["x_kind"] = kind
+    return model
 
 
-def openai_models(entries: list[tuple[str, str]], created: int) -> dict[str, Any]:
-    """``GET /v1/models``: every entry once, in the order given."""
+def openai_models(entries: list[tuple[str, str]], created: int, kinds: Mapping[str, str] = {}) -> dict[str, Any]:
+    """``GET /v1/models``: every entry once, in the order given, with its kind from ``kinds``."""
     seen: set[str] = set()
     data = []
     for entry in entries:
         if entry[0] not in seen:
             seen.add(entry[0])
-            data.append(openai_model(entry, created))
+            data.append(openai_model(entry, created, kinds.get(entry[0])))
     return {"object": "list", "data": data}
 
 

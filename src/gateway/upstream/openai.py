@@ -1,4 +1,5 @@
-"""The OpenAI-compatible adapter: one attempt against ``{base_url}/chat/completions``.
+"""The OpenAI-compatible adapter: one attempt against ``{base_url}`` plus an endpoint's path
+(``/chat/completions``, ``/embeddings``, … SPEC §12.6).
 
 It implements ``gateway.core.attempt.Attempt``: it never raises for an upstream problem, it
 reports what it saw as ``Delivered`` or ``Observed`` and leaves the meaning to the core. For a
@@ -14,7 +15,8 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
 from gateway.core.classify import scrub
@@ -27,16 +29,41 @@ from gateway.shell import crypto, http
 from gateway.shell.stream import open_stream
 from gateway.wire.headers import HOP
 
-__all__ = ["ChatBody", "OpenAIUpstream", "provider_key", "send_chat"]
+__all__ = ["CHAT", "Body", "Endpoint", "JsonBody", "OpenAIUpstream", "provider_key", "send_upstream"]
 
 
 @dataclass(frozen=True, slots=True)
-class ChatBody:
-    """The caller's body, parsed once. ``raw`` is forwarded untouched whenever the model is the
-    one the caller named; otherwise only ``model`` is replaced."""
+class Endpoint:
+    """Where an upstream request goes (``path`` under the provider's base URL) and the media type
+    its answer is asked for when it is not a stream."""
+
+    path: str
+    accept: str = "application/json"
+
+
+CHAT = Endpoint("/chat/completions")
+
+
+class Body(Protocol):
+    """A caller's body, read once. ``data``: its JSON fields (empty for a body that is not JSON);
+    ``payload(model)``: what is sent upstream for ``model``, and its content type (None: the
+    runtime's own, as for a FormData)."""
+
+    data: Mapping[str, Any]
+
+    def payload(self, model: str) -> tuple[Any, str | None]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class JsonBody:
+    """A JSON body, parsed once. ``raw`` is forwarded untouched whenever the model is the one the
+    caller named; otherwise only ``model`` is replaced."""
 
     raw: bytes
     data: dict[str, Any]
+
+    def payload(self, model: str) -> tuple[bytes | str, str]:
+        return self.for_model(model), "application/json"
 
     def for_model(self, model: str) -> bytes | str:
         if self.data.get("model") == model:
@@ -77,26 +104,29 @@ def _elapsed_ms(start: float) -> int:
     return int((time.monotonic() - start) * 1000)
 
 
-async def send_chat(
-    config: Config, candidate: Candidate, body: bytes | str, stream: bool, timeout_ms: int,
-    hops: Hops = Hops(),
+async def send_upstream(
+    config: Config, candidate: Candidate, endpoint: Endpoint, payload: tuple[Any, str | None], stream: bool,
+    timeout_ms: int, hops: Hops = Hops(),
 ) -> Outcome:
-    """One chat completion request for a caller's request that came through ``hops`` (none: the
-    caller is a client, or a probe); see the module doc for what comes back."""
+    """One request to ``endpoint`` with ``payload`` (body, content type) for a caller's request
+    that came through ``hops`` (none: the caller is a client, or a probe); see the module doc for
+    what comes back."""
     provider = candidate.provider
     try:
         key = await provider_key(config, provider, candidate.key)
     except CryptoError as exc:
         detail = f"the {_key_name(provider, candidate.key)} cannot be decrypted ({exc.message})"
         return Observed(defect=Defect.KEY_UNREADABLE, detail=detail)
+    body, content_type = payload
     headers = {
         "authorization": f"Bearer {key}",
-        "content-type": "application/json",
-        "accept": "text/event-stream" if stream else "application/json",
+        "accept": "text/event-stream" if stream else endpoint.accept,
         HOP: forward_value(hops, config.deployment_id),
     }
+    if content_type is not None:
+        headers["content-type"] = content_type
     start = time.monotonic()
-    answer = await http.send("POST", f"{provider.base_url}/chat/completions", headers, timeout_ms, body)
+    answer = await http.send("POST", f"{provider.base_url}{endpoint.path}", headers, timeout_ms, body)
     if isinstance(answer, Defect):
         return Observed(defect=answer, latency_ms=_elapsed_ms(start))
     if not 200 <= answer.status < 300:
@@ -123,15 +153,20 @@ async def send_chat(
 
 
 class OpenAIUpstream:
-    """``attempt(candidate, timeout_ms)`` for one request's body; ``hops``: its hop list
-    (``Caller.hops``, what ``require_api`` returned for it)."""
+    """``attempt(candidate, timeout_ms)`` for one request's body to ``endpoint``; ``hops``: its
+    hop list (``Caller.hops``, what ``require_api`` returned for it)."""
 
-    def __init__(self, config: Config, body: ChatBody, stream: bool, hops: Hops = Hops()) -> None:
+    def __init__(
+        self, config: Config, body: Body, stream: bool, hops: Hops = Hops(), endpoint: Endpoint = CHAT
+    ) -> None:
         self._config = config
         self._body = body
         self._stream = stream
         self._hops = hops
+        self._endpoint = endpoint
 
     async def __call__(self, candidate: Candidate, timeout_ms: int) -> Outcome:
-        body = self._body.for_model(candidate.model)
-        return await send_chat(self._config, candidate, body, self._stream, timeout_ms, self._hops)
+        payload = self._body.payload(candidate.model)
+        return await send_upstream(
+            self._config, candidate, self._endpoint, payload, self._stream, timeout_ms, self._hops
+        )

@@ -48,7 +48,7 @@ from gateway.core.pinning import (
 )
 from gateway.errors import StorageError
 from gateway.shell import d1, http
-from gateway.upstream.openai import ChatBody, OpenAIUpstream, send_chat
+from gateway.upstream.openai import CHAT, Endpoint, JsonBody, OpenAIUpstream, send_upstream
 
 __all__ = ["PinnedUpstream", "fetch_ranked", "write_pin"]
 
@@ -120,9 +120,11 @@ class PinnedUpstream:
     budget."""
 
     def __init__(
-        self, config: Config, body: ChatBody, stream: bool, hops: Hops, db: Any, ctx: Any, deadline_ms: int
+        self, config: Config, body: JsonBody, stream: bool, hops: Hops, db: Any, ctx: Any, deadline_ms: int,
+        endpoint: Endpoint = CHAT,
     ) -> None:
-        self._plain = OpenAIUpstream(config, body, stream, hops)
+        self._plain = OpenAIUpstream(config, body, stream, hops, endpoint)
+        self._endpoint = endpoint
         self._config = config
         self._body = body
         self._stream = stream
@@ -162,7 +164,10 @@ class PinnedUpstream:
         return outcome
 
     async def _send(self, candidate: Candidate, body: bytes | str, timeout_ms: int) -> Outcome:
-        return await send_chat(self._config, candidate, body, self._stream, timeout_ms, self._hops)
+        payload = (body, "application/json")
+        return await send_upstream(
+            self._config, candidate, self._endpoint, payload, self._stream, timeout_ms, self._hops
+        )
 
     async def _slug(self, model: str, timeout_ms: int) -> str | None:
         """The slug this request is pinned to (scoring a new model first), or None: unpinned."""

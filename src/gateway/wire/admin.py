@@ -9,6 +9,10 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from gateway.core.kinds import Kind
+
+_KIND_VALUES = frozenset(Kind)
+
 __all__ = [
     "MAX_ID",
     "ClientCreate",
@@ -56,6 +60,30 @@ def _models(value: list[str]) -> list[str]:
     return list(dict.fromkeys(cleaned))  # drop repeats, keep the user's order
 
 
+_KINDS = ", ".join(Kind)
+
+
+def _model_entries(value: list[object]) -> list[str | dict[str, str]]:
+    """Provider models (SPEC §12.6): each an id, or ``{"id", "kind"}`` to set its kind; each model
+    once (its first entry, in the user's order)."""
+    entries: dict[str, str | dict[str, str]] = {}
+    for entry in value:
+        if isinstance(entry, str):
+            model = entry.strip()
+            kept: str | dict[str, str] = model
+        elif isinstance(entry, dict) and set(entry) == {"id", "kind"} and isinstance(entry["id"], str):
+            model = entry["id"].strip()
+            if entry["kind"] not in _KIND_VALUES:
+                raise ValueError(f"the kind of '{model}' must be one of {_KINDS}")
+            kept = {"id": model, "kind": entry["kind"]}
+        else:
+            raise ValueError(f'each model is an id or {{"id": …, "kind": one of {_KINDS}}}')
+        if not model:
+            raise ValueError("model ids must not be empty")
+        entries.setdefault(model, kept)
+    return list(entries.values())
+
+
 def _keys(value: list[str]) -> list[str]:
     cleaned = [k.strip() for k in value]
     if any(not k for k in cleaned):
@@ -68,7 +96,7 @@ def _keys(value: list[str]) -> list[str]:
 BaseUrl = Annotated[str, AfterValidator(_base_url)]
 ApiKey = Annotated[str, Field(min_length=1)]
 ApiKeys = Annotated[list[str], Field(min_length=1, max_length=MAX_KEYS), AfterValidator(_keys)]
-Models = Annotated[list[str], Field(min_length=1), AfterValidator(_models)]
+Models = Annotated[list[object], Field(min_length=1), AfterValidator(_model_entries)]
 Name = Annotated[str, Field(min_length=1, max_length=100), AfterValidator(_name)]
 Platform = Annotated[str, Field(min_length=1, max_length=64)]
 TimeoutMs = Annotated[int, Field(gt=0, le=600_000)]
