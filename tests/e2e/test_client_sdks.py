@@ -186,6 +186,23 @@ def test_anthropic_count_tokens_needs_no_upstream(claude, provider, upstream):
     assert upstream.requests == []
 
 
+def test_anthropic_stream_announces_the_input_estimate_at_once(claude, provider, upstream):
+    """message_start's input_tokens is count_tokens' estimate (SPEC §12.2); the upstream's own
+    count, with cached tokens apart, ends the stream."""
+    upstream.queue(answer(MODEL, stream=True, text="Sunny.", usage=(900, 3, 800)))
+    request = {"model": MODEL, "system": "Be brief.", "tools": [ANTHROPIC_WEATHER],
+               "messages": [{"role": "user", "content": "How is the weather in Paris today? " * 20}]}
+
+    counted = claude.messages.count_tokens(**request)
+    with claude.messages.stream(max_tokens=64, **request) as stream:
+        events = list(stream)
+        final = stream.get_final_message()
+
+    assert events[0].type == "message_start"
+    assert events[0].message.usage.input_tokens == counted.input_tokens > 100
+    assert (final.usage.input_tokens, final.usage.cache_read_input_tokens, final.usage.output_tokens) == (100, 800, 3)
+
+
 def test_anthropic_stream_fails_over_before_it_starts(claude, two_providers, upstream):
     upstream.answer_always(server_error(503), model="a-model")
     upstream.queue(answer("b-model", stream=True, text="served by B"), model="b-model")

@@ -6,7 +6,6 @@ and a JSON array without it.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from gateway import isolate
@@ -70,7 +69,7 @@ async def _generate(call: Call, stream: bool) -> JsResponse:
     model = call.params["model"]
     chat = gemini.to_chat(await read_object(call, config), model, stream)
     sse = call.request.query_param("alt") == "sse"
-    plan = Plan(chat, stream, gemini.from_chat, partial(gemini.GeminiStream, sse=sse), gemini.render_error)
+    plan = Plan(chat, stream, gemini.from_chat, lambda model, _: gemini.GeminiStream(model, sse=sse), gemini.render_error)
     return await serve(call, config, plan, caller)
 
 

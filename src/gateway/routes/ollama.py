@@ -53,7 +53,7 @@ async def _run(call: Call, mode: str) -> JsResponse:
         chat,
         chat.get("stream") is True,
         partial(answer, created_at=created_at),
-        partial(OllamaStream, created_at=created_at, mode=mode),
+        lambda model, _: OllamaStream(model, created_at=created_at, mode=mode),
         ollama.render_error,
     )
     return await serve(call, config, plan, caller)

@@ -27,7 +27,7 @@ async def create_response(call: Call) -> JsResponse:
         chat,
         chat.get("stream") is True,
         partial(responses.from_chat, created_at=created_at, names=names),
-        partial(responses.ResponsesStream, created_at=created_at, names=names),
+        lambda model, _: responses.ResponsesStream(model, created_at=created_at, names=names),
         responses.render_error,
     )
     return await serve(call, config, plan, caller)

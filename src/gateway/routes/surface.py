@@ -31,7 +31,7 @@ from gateway.shell.http import JsResponse, respond
 from gateway.shell.stream import OpenedStream
 from gateway.shell.translation import TranslatedRelay
 from gateway.surfaces.chat import Answer, read_answer
-from gateway.surfaces.contract import StreamTranslator, compact
+from gateway.surfaces.contract import StreamTranslator, compact, estimate_tokens
 from gateway.upstream.openai import JsonBody
 from gateway.wire import headers as h
 from gateway.wire.chat import ChatRequest
@@ -46,12 +46,14 @@ Handler = Callable[[Call], Awaitable[JsResponse]]
 @dataclass(frozen=True, slots=True)
 class Plan:
     """What a surface asks of the router. ``answer(answer, served_model)`` builds the
-    non-streamed body; ``translator(served_model)`` the stream translator."""
+    non-streamed body; ``translator(served_model, input_estimate)`` the stream translator
+    (``input_estimate``: the prompt's ``estimate_tokens``, for a surface that announces it before
+    the upstream's usage comes)."""
 
     chat: dict[str, Any]
     stream: bool
     answer: Callable[[Answer, str], Any]
-    translator: Callable[[str], StreamTranslator]
+    translator: Callable[[str, int], StreamTranslator]
     render_error: ErrorRenderer
 
 
@@ -107,8 +109,10 @@ async def _answer(served: Served, plan: Plan, headers: dict[str, str]) -> JsResp
     return json_response(plan.answer(answer, served.candidate.model), headers=headers)
 
 
-def _stream(call: Call, config: Config, served: Served, plan: Plan, headers: dict[str, str]) -> JsResponse:
-    translator = plan.translator(served.candidate.model)
+def _stream(
+    call: Call, config: Config, served: Served, plan: Plan, headers: dict[str, str], input_estimate: int
+) -> JsResponse:
+    translator = plan.translator(served.candidate.model, input_estimate)
     key = served.candidate.key
     secret = config.key_memo.plain(key) if key is not None else None
     relay = TranslatedRelay(served.handle, config.settings.stream_stall_ms, headers[h.ROUTED_VIA], translator, secret)
@@ -121,12 +125,12 @@ async def serve(call: Call, config: Config, plan: Plan, caller: Caller) -> JsRes
     """Route ``plan.chat`` and answer in the surface's shape (see the module doc); ``caller``:
     what ``require_api`` returned."""
     chat = validate(ChatRequest, plan.chat)
-    body = JsonBody(compact(plan.chat).encode(), plan.chat)
-    result = await route(call, config, body, chat.model, plan.stream, caller)
+    text = compact(plan.chat)
+    result = await route(call, config, JsonBody(text.encode(), plan.chat), chat.model, plan.stream, caller)
     if isinstance(result, Served):
         headers = routing_headers(result)
         if isinstance(result.handle, OpenedStream):
-            return _stream(call, config, result, plan, headers)
+            return _stream(call, config, result, plan, headers, estimate_tokens(plan.chat, text))
         return await _answer(result, plan, headers)
     if isinstance(result, CallerError):
         observed = result.observed

@@ -2,8 +2,9 @@
 
 Rules (what the anthropic SDK's ``MessageStream`` accumulator and Claude Code accept):
 
-- ``message_start`` (empty content, ``usage`` 0/0: the upstream's usage comes last) once the first
-  upstream chunk is read; then blocks, each ``content_block_start`` / ``content_block_delta``* /
+- ``message_start`` (empty content; ``usage.input_tokens`` the request's estimate, as count_tokens
+  gives it, and ``output_tokens`` 0: the upstream's usage comes last) once the first upstream chunk
+  is read; then blocks, each ``content_block_start`` / ``content_block_delta``* /
   ``content_block_stop``, indexes contiguous from 0, **one block open at a time**: a delta or stop
   names the block last started, and its delta kind matches it (``text_delta`` in ``text``,
   ``thinking_delta`` in ``thinking``, ``input_json_delta`` in ``tool_use``); clients index their
@@ -80,7 +81,7 @@ def stop_reason(finish_reason: str, tool_calls: bool) -> str:
 _START = (
     'event: message_start\ndata: {"type":"message_start","message":{"id":%s,"type":"message",'
     '"role":"assistant","model":%s,"content":[],"stop_reason":null,"stop_sequence":null,'
-    '"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,'
+    '"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,'
     '"output_tokens":0}}}\n\n'
 )
 _TEXT_START = (
@@ -136,8 +137,11 @@ class AnthropicStream(DecodedStream):
 
     media_type = "text/event-stream"
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, input_estimate: int = 0) -> None:
+        """``input_estimate``: what ``message_start`` says of the input before the upstream's
+        usage comes (SPEC §12.2: the count_tokens estimate, which clients show at once)."""
         self._model = model
+        self._input_estimate = input_estimate
         super().__init__()
         self._started = False
         self._done = False
@@ -217,7 +221,8 @@ class AnthropicStream(DecodedStream):
 
     def _start(self, out: list[str]) -> None:
         self._started = True
-        out.append(_START % (encode_basestring(message_id(self._decoder.id)), encode_basestring(self._model)))
+        message = encode_basestring(message_id(self._decoder.id))
+        out.append(_START % (message, encode_basestring(self._model), self._input_estimate))
 
     def _close(self, out: list[str]) -> None:
         if self._kind != _NONE:

@@ -71,23 +71,22 @@ def sse(event: str | None, data: Any) -> str:
 _CHARS_PER_TOKEN = 4
 
 
-def estimate_tokens(chat: dict[str, Any]) -> int:
-    """An estimate of the prompt tokens of an OpenAI chat body (count_tokens, countTokens): the
-    characters of its messages and tools over four, rounded up; at least 1. No upstream call."""
-    size = 0
-    for message in chat.get("messages") or ():
-        if not isinstance(message, dict):
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            size += len(content)
-        elif isinstance(content, list):
-            for part in content:
-                if isinstance(part, dict) and isinstance(part.get("text"), str):
-                    size += len(part["text"])
-        for call in message.get("tool_calls") or ():
-            if isinstance(call, dict):
-                size += len(compact(call.get("function", {})))
-    if chat.get("tools"):
-        size += len(compact(chat["tools"]))
+# The fields of a chat body that are its prompt: what the estimate counts.
+_PROMPT_FIELDS = frozenset({"messages", "tools"})
+
+
+def estimate_tokens(chat: dict[str, Any], text: str | None = None) -> int:
+    """An estimate of the prompt tokens of an OpenAI chat body (count_tokens, countTokens, and
+    Anthropic's ``message_start``): the characters of its ``messages`` and ``tools`` as compact
+    JSON over four, rounded up; at least 1. No upstream call. ``text``: ``compact(chat)`` when the
+    caller made it already; the prompt's length is then that text's less the other fields', so
+    the large part is never encoded twice."""
+    if text is None:
+        size = len(compact({k: v for k, v in chat.items() if k in _PROMPT_FIELDS}))
+    else:
+        # compact(d) is "{" + the members joined by "," + "}", a member being key ":" value.
+        others = [k for k in chat if k not in _PROMPT_FIELDS]
+        size = len(text) - sum(len(compact(k)) + len(compact(chat[k])) + 2 for k in others)
+        if len(others) == len(chat):
+            size = 2  # "{}": no prompt field at all
     return max(1, math.ceil(size / _CHARS_PER_TOKEN))

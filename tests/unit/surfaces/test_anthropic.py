@@ -17,7 +17,7 @@ import pytest
 from gateway.errors import InvalidRequestError
 from gateway.surfaces.anthropic import AnthropicStream, count_tokens, from_chat, render_error, to_chat
 from gateway.surfaces.chat import Answer, ToolCall, read_answer
-from gateway.surfaces.contract import estimate_tokens
+from gateway.surfaces.contract import compact, estimate_tokens
 
 # -- upstream streams ------------------------------------------------------------------------
 
@@ -840,3 +840,27 @@ def test_count_tokens_estimates_the_translated_request() -> None:
 )
 def test_render_error(status: int, type_: str, expected: str) -> None:
     assert render_error(status, type_, "why") == {"type": "error", "error": {"type": expected, "message": "why"}}
+
+
+def test_message_start_announces_the_count_tokens_estimate() -> None:
+    """Clients show the input at once (SPEC §12.2): message_start carries what count_tokens says;
+    the upstream's own figures come in message_delta."""
+    body = {"model": "m", "max_tokens": 64, "stream": True, "system": "s" * 40, "tools": [READ],
+            "messages": [{"role": "user", "content": "u" * 400}]}
+    chat = to_chat(body)
+    estimate = estimate_tokens(chat, compact(chat))  # as the route computes it, from the body it sends
+    stream = AnthropicStream("m", estimate)
+
+    out = stream.feed(STREAMS["text"]) + stream.end()
+
+    start = json.loads(out.decode().split("\n\n")[0].split("data: ", 1)[1])
+    assert start["message"]["usage"]["input_tokens"] == count_tokens(body)["input_tokens"] == estimate
+    assert estimate > 100
+
+
+def test_the_estimate_is_the_same_from_a_compacted_body() -> None:
+    chat = {"model": "m", "stream": True, "stream_options": {"include_usage": True}, "max_tokens": 9,
+            "messages": [{"role": "user", "content": "é\"x" * 50}], "tools": [{"type": "function"}]}
+
+    assert estimate_tokens(chat, compact(chat)) == estimate_tokens(chat)
+    assert estimate_tokens({"model": "m"}, compact({"model": "m"})) == estimate_tokens({"model": "m"}) == 1
