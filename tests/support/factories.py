@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gateway.core.attempt import Candidate
 from gateway.core.config import Provider, ProviderKey, SealedKey
+from gateway.core.kinds import Kind
 from gateway.core.loop import Clock
 
 # 2023-11-14 22:13:20 UTC: far from a UTC midnight, so quota cooldowns are not floored.
@@ -20,6 +21,7 @@ def provider(
     name: str | None = None,
     keys: int = 1,
     disabled_keys: tuple[int, ...] = (),
+    kinds: tuple[tuple[str, Kind], ...] = (),
 ) -> Provider:
     """A provider whose ``keys`` keys have ids ``id_*100 + 1``, ``+ 2`` … (``disabled_keys``:
     those of them that are disabled)."""
@@ -38,6 +40,7 @@ def provider(
         ),
         created_at=0,
         updated_at=0,
+        kinds=kinds,
     )
 
 

@@ -71,3 +71,20 @@ def test_a_semicolon_in_a_name_is_allowed():
 def test_token_length_is_not_judged_here():
     # The route applies core.credentials' rule (placeholder, 16+ characters): one place.
     assert TokensUpdate.model_validate({"api_token": "short"}).api_token == "short"
+
+
+def test_models_may_set_their_kind():
+    body = ProviderCreate.model_validate({**VALID, "models": ["a", {"id": " v ", "kind": "embedding"}, {"id": "a", "kind": "image"}]})
+
+    assert body.models == ["a", {"id": "v", "kind": "embedding"}]
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [{"id": "v", "kind": "video"}, {"id": "v"}, {"id": "v", "kind": "chat", "extra": 1}, {"id": 5, "kind": "chat"}, 5, {"id": " ", "kind": "chat"}],
+)
+def test_a_model_entry_that_is_not_an_id_or_id_and_kind_is_refused(entry):
+    with pytest.raises(ValidationError) as raised:
+        ProviderCreate.model_validate({**VALID, "models": [entry]})
+
+    assert describe(raised.value)[0] == "models"
