@@ -201,6 +201,34 @@ def test_custom_add(page, gateway, admin, upstream):
     expect(page.get_by_test_id("custom-name")).to_have_value("")  # the form is ready for the next one
 
 
+def test_model_kinds_are_shown_and_set_on_the_page(page, gateway, admin, upstream):
+    """SPEC §12.6: each model's kind shows beside it, guessed from its id or set after a space."""
+    login(page, gateway.admin_token)
+
+    page.get_by_test_id("custom-name").fill("mixed")
+    page.get_by_test_id("custom-base-url").fill(upstream.base_url)
+    page.get_by_test_id("custom-key").fill(UPSTREAM_KEY)
+    page.get_by_test_id("custom-models").fill("llama3.2\nbge-m3\nhouse-vectors embedding\n")
+    page.get_by_test_id("custom-submit").click()
+
+    chips = row(page, "mixed").get_by_test_id("model-chip")
+    expect(chips).to_have_text(["llama3.2", re.compile(r"^bge-m3 · \S+$"), re.compile(r"^house-vectors · \S+$")])
+    assert chips.evaluate_all("cs => cs.map(c => c.dataset.kind)") == ["chat", "embedding", "embedding"]
+    added = providers(admin)["mixed"]
+    assert added["models"] == ["llama3.2", "bge-m3", {"id": "house-vectors", "kind": "embedding"}]
+
+    row(page, "mixed").get_by_test_id("provider-edit").click()
+    expect(page.get_by_test_id("edit-models")).to_have_value("llama3.2\nbge-m3\nhouse-vectors embedding")
+    page.get_by_test_id("edit-models").fill("llama3.2\nbge-m3 chat\nhouse-vectors video")
+    page.get_by_test_id("edit-save").click()
+    expect(page.locator("#providers-message")).to_contain_text("chat, embedding, transcription, speech, image")
+
+    page.get_by_test_id("edit-models").fill("llama3.2\nbge-m3 chat")
+    page.get_by_test_id("edit-save").click()
+    expect(row(page, "mixed").get_by_test_id("model-chip")).to_have_text(["llama3.2", "bge-m3"])
+    assert providers(admin)["mixed"]["kinds"] == {"llama3.2": "chat", "bge-m3": "chat"}
+
+
 def test_a_rejected_add_shows_the_gateway_message(page, gateway, add_provider, upstream):
     add_provider(name="taken")
     login(page, gateway.admin_token)

@@ -505,7 +505,7 @@ const I18N = {
     "form.keysPlaceholder": "one key per line",
     "form.keysHelp": "Several keys of one platform take turns; a key that reaches its limit rests while the others serve.",
     "form.keysCount": "{n} key(s) entered",
-    "form.models": "Models, one per line",
+    "form.models": "Models, one per line (a kind after a space sets it: embedding, transcription, speech, image, chat; else it is guessed from the id)",
     "form.modelsPlaceholder": "model-id",
     "form.priority": "Priority (lower is tried first)",
     "form.timeout": "Timeout in seconds",
@@ -524,6 +524,10 @@ const I18N = {
     "preset.accountIdPlaceholder": "32 hexadecimal characters",
     "preset.needAccount": "Enter the Cloudflare account id.",
     "preset.models": "Models",
+    "kind.embedding": "embedding",
+    "kind.transcription": "transcription",
+    "kind.speech": "speech",
+    "kind.image": "image",
     "preset.modelCount": "{selected} of {total} selected",
     "preset.search": "Search models",
     "preset.fetch": "Fetch full model list",
@@ -788,7 +792,7 @@ const I18N = {
     "form.keysPlaceholder": "每行一个密钥",
     "form.keysHelp": "同一平台的多个密钥轮流使用；某个密钥达到限额时暂停，其余密钥继续服务。",
     "form.keysCount": "已填写 {n} 个密钥",
-    "form.models": "模型，每行一个",
+    "form.models": "模型，每行一个（在模型后空格写类型即可指定：embedding、transcription、speech、image、chat；否则按模型名推断）",
     "form.modelsPlaceholder": "模型 ID",
     "form.priority": "优先级（数字小的先尝试）",
     "form.timeout": "超时（秒）",
@@ -807,6 +811,10 @@ const I18N = {
     "preset.accountIdPlaceholder": "32 位十六进制字符",
     "preset.needAccount": "请填写 Cloudflare 账户 ID。",
     "preset.models": "模型",
+    "kind.embedding": "向量",
+    "kind.transcription": "转写",
+    "kind.speech": "语音",
+    "kind.image": "图像",
     "preset.modelCount": "已选 {selected} / 共 {total}",
     "preset.search": "搜索模型",
     "preset.fetch": "获取完整模型列表",
@@ -1339,7 +1347,7 @@ function providerRow(p) {
       providerActions(p)),
     el("div", { class: "mono url" }, p.base_url),
     providerMeta(p),
-    el("div", { class: "models" }, p.models.map((m) => el("span", { class: "chip mono" }, m))),
+    el("div", { class: "models" }, p.models.map((m) => modelChip(p, modelId(m)))),
     keyList(p));
   if (state.editing && state.editing.id === p.id) row.append(editor(p));
   return row;
@@ -1645,12 +1653,34 @@ function aliasRows() {
   return state.aliasDraft;
 }
 
-// Every model the providers declare, once, in priority order (as /v1/models lists them).
-function modelCatalog() {
+// A provider's models entry is an id, or {id, kind} when its kind was set (SPEC §12.6); ``kinds``
+// holds every model's kind, set or guessed from its id.
+function modelId(entry) {
+  return typeof entry === "string" ? entry : entry.id;
+}
+
+// The edit form's line of an entry: the id, then the kind when it was set.
+function modelLine(entry) {
+  return typeof entry === "string" ? entry : entry.id + " " + entry.kind;
+}
+
+function modelChip(p, id) {
+  const kind = p.kinds[id] || "chat";
+  return el("span", { class: "chip mono", "data-testid": "model-chip", "data-kind": kind },
+    kind === "chat" ? id : id + " · " + t("kind." + kind));
+}
+
+// Every model the providers declare (of ``kind``, when given), once, in priority order (as
+// /v1/models lists them).
+function modelCatalog(kind) {
   const models = [];
   for (const p of state.providers) {
     if (!p.enabled) continue;
-    for (const m of p.models) if (!models.includes(m)) models.push(m);
+    for (const entry of p.models) {
+      const id = modelId(entry);
+      if (kind && (p.kinds[id] || "chat") !== kind) continue;
+      if (!models.includes(id)) models.push(id);
+    }
   }
   return models;
 }
@@ -1702,7 +1732,7 @@ function editAliases(change) {
 }
 
 function addClaudeExample(rows) {
-  const small = modelCatalog()[0] || "auto";
+  const small = modelCatalog("chat")[0] || "auto";
   const taken = new Set(rows.map((r) => r.pattern.trim().toLowerCase()));
   const added = CLAUDE_EXAMPLE.filter(([pattern]) => !taken.has(pattern))
     .map(([pattern, target]) => ({ pattern, target: target || small }));
@@ -1730,7 +1760,7 @@ function aliasTable() {
 
 // Every snippet holds this page's own origin and a placeholder for the token, never a token.
 function connectModel() {
-  const models = modelCatalog();
+  const models = modelCatalog("chat");
   const chosen = state.connect.model;
   if (chosen === "auto" || models.includes(chosen)) return chosen;
   return models[0] || "auto";
@@ -1797,7 +1827,7 @@ function renderConnect() {
   const model = connectModel();
   const select = byId("connect-model");
   select.replaceChildren(el("option", { value: "auto" }, t("connect.auto")),
-    ...modelCatalog().map((m) => el("option", { value: m }, m)));
+    ...modelCatalog("chat").map((m) => el("option", { value: m }, m)));
   select.value = model;
   const client = state.connect.client;
   const box = byId("connect");
@@ -2056,7 +2086,7 @@ async function reloadProviders() {
 function startEdit(p) {
   state.editing = {
     id: p.id, name: p.name, platform: p.platform, base_url: p.base_url, api_key: "",
-    models: p.models.join("\n"), priority: String(p.priority),
+    models: p.models.map(modelLine).join("\n"), priority: String(p.priority),
     timeout: p.timeout_ms === null ? "" : String(p.timeout_ms / 1000), enabled: p.enabled,
   };
   renderProviders();
@@ -2107,8 +2137,12 @@ function required(value, messageKey) {
   return text;
 }
 
+// One model per line: its id, or its id and a kind after a space ("bge-m3 embedding").
 function modelLines(text) {
-  const models = text.split("\n").map((m) => m.trim()).filter(Boolean);
+  const models = text.split("\n").map((m) => m.trim()).filter(Boolean).map((line) => {
+    const [id, kind, ...rest] = line.split(/\s+/);
+    return kind && !rest.length ? { id, kind: kind.toLowerCase() } : line;
+  });
   if (!models.length) throw new Error(t("form.needModels"));
   return models;
 }
