@@ -405,3 +405,16 @@ def test_an_upstream_refusal_passes_through(oai, add_provider, upstream):
         oai.embeddings.create(model=EMBED, input="hello")
 
     assert "input too long" in json.dumps(raised.value.body)
+
+
+def test_verify_probes_an_embedding_model_with_an_embeddings_request(api, admin, add_provider, upstream):
+    add_provider(models=[EMBED])
+    upstream.queue(server_error(503), server_error(503), model=EMBED)
+    assert api.post("/embeddings", json={"model": EMBED, "input": "x"}).status_code >= 500
+    assert admin.get("/status").json()["cooldowns"]
+
+    results = admin.post("/cooldowns/verify").json()["results"]
+
+    assert [r["ok"] for r in results] == [True]
+    probe = upstream.requests[-1]
+    assert (probe.path, probe.json) == ("/v1/embeddings", {"model": EMBED, "input": "ping"})

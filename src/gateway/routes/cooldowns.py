@@ -15,12 +15,13 @@ from gateway.core import rules
 from gateway.core.attempt import Candidate, Delivered
 from gateway.core.classify import classify
 from gateway.core.config import Config, Provider
+from gateway.core.kinds import Kind
 from gateway.core.ledger import Cooldown
 from gateway.responses import json_response
 from gateway.routes import Call
 from gateway.routes.admin import admin_config
 from gateway.shell.http import JsResponse
-from gateway.upstream.openai import CHAT, send_upstream
+from gateway.upstream.openai import CHAT, EMBEDDINGS, send_upstream
 from gateway.wire.cooldowns import cooldown_json
 
 __all__ = ["clear_cooldowns", "status", "verify_cooldowns"]
@@ -45,18 +46,31 @@ async def clear_cooldowns(call: Call) -> JsResponse:
     return json_response({"cleared": cleared})
 
 
-def _probe_model(provider: Provider, cooldowns: list[Cooldown]) -> str:
-    """The model a provider's probe asks for: the one benched, if the cooldown was per model."""
+# What a probe asks of a model, by kind (SPEC §5.3, §12.6): the smallest request of its endpoint.
+# Transcription, speech and image models are not probed: each probe would cost a generation.
+_PROBES = {
+    Kind.CHAT: (CHAT, {"messages": [{"role": "user", "content": "ping"}], "max_tokens": 1}),
+    Kind.EMBEDDING: (EMBEDDINGS, {"input": "ping"}),
+}
+
+
+def _probe_model(provider: Provider, cooldowns: list[Cooldown]) -> str | None:
+    """The model a provider's probe asks for: the one benched, if the cooldown was per model,
+    else its first model; either only if its kind can be probed (else the first that can)."""
     benched = [c.model for c in cooldowns if c.provider_id == provider.id and c.model is not None]
-    return benched[0] if benched else provider.models[0]
+    probable = [m for m in provider.models if provider.kind_of(m) in _PROBES]
+    if benched and benched[0] in probable:
+        return benched[0]
+    return probable[0] if probable else None
 
 
 async def _probe(config: Config, candidate: Candidate) -> dict[str, Any]:
     """One minimal request (SPEC §5.3) with the candidate's key (None: the provider's default
     key); a failure cools the provider, or the key, again by the normal rules."""
     provider, model, key = candidate.provider, candidate.model, candidate.key
-    body = json.dumps({"model": model, "messages": [{"role": "user", "content": "ping"}], "max_tokens": 1})
-    outcome = await send_upstream(config, candidate, CHAT, (body, "application/json"), False, rules.PROBE_TIMEOUT_MS)
+    endpoint, fields = _PROBES[provider.kind_of(model)]
+    body = json.dumps({"model": model, **fields})
+    outcome = await send_upstream(config, candidate, endpoint, (body, "application/json"), False, rules.PROBE_TIMEOUT_MS)
     ledger = isolate.current().router.ledger
     result: dict[str, Any] = {
         "providerId": provider.id, "name": provider.name, "keyId": key.id if key else None
@@ -81,6 +95,8 @@ def _probes(config: Config, cooling: list[Cooldown]) -> list[Candidate]:
         if not mine or not provider.models:
             continue
         model = _probe_model(provider, mine)
+        if model is None:
+            continue  # its cooldowns are cleared, unchecked
         if any(c.key_id is None for c in mine):
             probes.append(Candidate(provider, model))
         cooling_keys = {c.key_id for c in mine if c.key_id is not None}

@@ -36,7 +36,7 @@ from gateway.routes.surface import upstream_message
 from gateway.shell.http import JsResponse
 from gateway.shell.multipart import read_form
 from gateway.surfaces.embeddings import Vectors, read_vectors
-from gateway.upstream.openai import Endpoint, JsonBody
+from gateway.upstream.openai import EMBEDDINGS, Endpoint, JsonBody
 from gateway.wire import headers as h
 from gateway.wire.openai import CompletionRequest, EmbeddingsRequest, ImageRequest, OpenAIRequest, SpeechRequest
 
@@ -54,9 +54,6 @@ __all__ = [
 ]
 
 Handler = Callable[[Call], Awaitable[JsResponse]]
-
-EMBEDDINGS = Endpoint("/embeddings")
-
 
 def _json_door(endpoint: Endpoint, kind: Kind, wire: type[OpenAIRequest]) -> Handler:
     """A handler for a JSON endpoint whose body ``wire`` validates."""

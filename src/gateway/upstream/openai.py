@@ -29,7 +29,7 @@ from gateway.shell import crypto, http
 from gateway.shell.stream import open_stream
 from gateway.wire.headers import HOP
 
-__all__ = ["CHAT", "Body", "Endpoint", "JsonBody", "OpenAIUpstream", "provider_key", "send_upstream"]
+__all__ = ["CHAT", "EMBEDDINGS", "Body", "Endpoint", "JsonBody", "OpenAIUpstream", "provider_key", "send_upstream"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +42,7 @@ class Endpoint:
 
 
 CHAT = Endpoint("/chat/completions")
+EMBEDDINGS = Endpoint("/embeddings")
 
 
 class Body(Protocol):
