@@ -14,6 +14,8 @@ straight to the upstream and through the gateway, and prints per runtime:
 - limits (SPEC §14): the same non-streamed request from a rate-limited client with ``ip_rpm`` on
   (the IP's and the client's counts taken as leases: a D1 batch per lease, about ten a minute),
   beside the default (only the failed-auth lock on: no D1 query when warm);
+- the rest of the OpenAI surface (SPEC §12.6): an embeddings call (eight inputs) and a
+  transcription upload (a 256 KB WAV), straight and through the gateway: added latency and CPU;
 - surfaces (SPEC §12): per translated surface, the added latency of a non-streamed call and the
   runtime's CPU per streamed event beside the OpenAI pass-through;
 - paced (issue 18): per surface, a 1,000-event answer at a model's pace (50 events/s, one per
@@ -35,6 +37,7 @@ import re
 import shutil
 import signal
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -234,6 +237,7 @@ def run(gateway: Gateway, upstream: FakeUpstream) -> dict[str, object]:
             "runtime_cpu_us_per_chunk": round((cpu_long - cpu_short) * 1e6 / (10 * STREAM_CHUNKS), 1),
         }
 
+        results["openai_surface"] = openai_surface(gateway, client)
         results["surfaces"] = surfaces(gateway, upstream, client, api, direct_ms)
         results["paced"] = paced(gateway, upstream, client, api)
     return results
@@ -289,6 +293,53 @@ def pinning(gateway: Gateway, client: httpx.Client) -> dict:
         client.delete(f"{gateway.url}/api/admin/providers/{made['id']}", headers=admin)
         client.put(settings, headers=admin, json={"openrouter_pinning": None, "openrouter_origin": None})
         fake.stop()
+    return figures
+
+
+def _wav(seconds: int, rate: int = 16000) -> bytes:
+    """A WAV file of ``seconds`` of 16-bit mono silence: what a voice front end uploads."""
+    frames = b"\0\0" * seconds * rate
+    header = b"RIFF" + struct.pack("<I", 36 + len(frames)) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 1, 1, rate, rate * 2, 2, 16)
+    return header + b"data" + struct.pack("<I", len(frames)) + frames
+
+
+def openai_surface(gateway: Gateway, client: httpx.Client) -> dict:
+    """An embeddings call and a transcription upload, straight to the fake and through the
+    gateway (the fake's own answers for these paths, support/endpoints.py)."""
+    admin = {"authorization": f"Bearer {gateway.admin_token}"}
+    api = {"authorization": f"Bearer {gateway.api_token}"}
+    upstream_url = httpx.get(f"{gateway.url}/api/admin/providers", headers=admin).json()["providers"][0]["base_url"]
+    made = client.post(
+        f"{gateway.url}/api/admin/providers",
+        headers=admin,
+        json={"name": "kinds", "base_url": upstream_url, "api_key": "sk-bench-key-0123456789",
+              "models": ["text-embedding-3-small", "whisper-1"]},
+    ).raise_for_status().json()["provider"]
+    embeddings = {"model": "text-embedding-3-small", "input": [f"a sentence to embed, number {i}" for i in range(8)]}
+    audio = _wav(8)
+    upload = {"files": {"file": ("memo.wav", audio, "audio/wav")}, "data": {"model": "whisper-1"}}
+    cases = {
+        "embeddings": lambda base, headers: client.post(f"{base}/embeddings", json=embeddings, headers=headers),
+        "transcription_256kb": lambda base, headers: client.post(f"{base}/audio/transcriptions", headers=headers, **upload),
+    }
+    figures: dict[str, object] = {"upload_bytes": len(audio)}
+    try:
+        for name, send in cases.items():
+            direct = lambda: send(upstream_url, {}).raise_for_status()  # noqa: E731
+            through = lambda: send(f"{gateway.url}/v1", api).raise_for_status()  # noqa: E731
+            rounds = max(50, ROUNDS // 4)
+            timed(direct, 50)
+            timed(through, 50)
+            direct_ms = timed(direct, rounds)
+            through_ms, cpu_ms = timed_cpu(gateway, through, rounds)
+            figures[name] = {
+                "direct_median_ms": round(statistics.median(direct_ms), 2),
+                "gateway_median_ms": round(statistics.median(through_ms), 2),
+                "added_median_ms": round(statistics.median(through_ms) - statistics.median(direct_ms), 2),
+                "runtime_cpu_ms_per_request": round(cpu_ms, 2),
+            }
+    finally:
+        client.delete(f"{gateway.url}/api/admin/providers/{made['id']}", headers=admin)
     return figures
 
 
