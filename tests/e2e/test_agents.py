@@ -15,13 +15,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
+import shlex
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
 
+from support.answers import answer
 from support.brain import ToolBrain, read_file_calls, tool_results
+from support.browser import CHROMIUM, CHROMIUM_ARGS, connect_snippets, login
 from support.runtime import NODE_BIN
 
 MODEL = "fake-model"
@@ -159,3 +165,130 @@ def test_gemini_cli_reads_a_file_through_the_gateway(gateway, upstream, brain, w
     assert done.returncode == 0, explain(done, brain)
     assert_round_trip(done, done.stdout, brain, upstream, workspace)
     assert "read_file" in brain.asked[0]
+
+
+# --- connecting with the config page's own instructions (issue 19) ------------------------------
+#
+# A newcomer copies the Connect panel's snippets and runs the agent headless, as the panel says. The
+# test reads the snippets from the page in Chromium, writes the settings files they name into the
+# agent's HOME, exports their variables (the token placeholder replaced by the token), and runs the
+# headless command with the task in place of its placeholder. The only additions are this machine's:
+# no telemetry or update checks (PLATFORM-NOTES §4.5). The agent must answer, and say nothing about
+# the model: no unknown-model warning, no guessed window.
+
+# Where each settings snippet goes, by its label key.
+SNIPPET_FILES = {
+    "connect.claudeFile": ".claude/settings.json",
+    "connect.geminiFile": ".gemini/settings.json",
+    "connect.codexFile": ".codex/config.toml",
+}
+# What this machine adds to an agent's settings, apart from the panel's: nothing dials out.
+OFFLINE_ENV = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+}
+OFFLINE_GEMINI = {
+    "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "maxAttempts": 1},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+}
+# What a warning about the model would contain, in any of the three agents' words.
+# (Terminal notices, such as Gemini CLI's about TERM=dumb, are this machine's, not the model's.)
+MODEL_WARNINGS = re.compile(
+    r"recogni[sz]e|unrecognized_model|metadata|context window|unknown model|model\b.{0,60}\bnot found", re.I
+)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def panel(browser, gateway, admin) -> Iterator[Page]:
+    context = browser.new_context(base_url=gateway.url)
+    page = context.new_page()
+    login(page, gateway.admin_token)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def talker(add_provider, upstream, workspace) -> str:
+    """The fake model answers every request with a word only the test knows."""
+    add_provider(name="fake", models=[MODEL])
+    word = workspace.secret
+    upstream.answer_always(lambda r: answer(MODEL, stream=bool(r.json.get("stream")), text=f"The word is {word}."))
+    return word
+
+
+def follow(snippets: dict[str, str], workspace: Workspace, token: str) -> tuple[list[str], dict[str, str]]:
+    """Apply the panel's snippets: the settings files written, the exports gathered; returns the
+    headless command (its last line) and the environment."""
+    for label, path in SNIPPET_FILES.items():
+        if label in snippets:
+            target = workspace.home / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(snippets[label])
+    env: dict[str, str] = {}
+    lines = [*snippets.get("connect.shell", "").splitlines(), *snippets["connect.headless"].splitlines()]
+    for line in lines:
+        if line.startswith("export "):
+            name, _, value = line.removeprefix("export ").partition("=")
+            value = value.strip('"')
+            env[name] = token if value.startswith("<") else value
+    command = shlex.split(snippets["connect.headless"].splitlines()[-1])
+    return [TASK_TEXT if arg.startswith("<") and arg.endswith(">") else arg for arg in command], env
+
+
+TASK_TEXT = "What is the word?"
+
+
+def test_claude_code_connects_with_the_panels_instructions(talker, panel, gateway, upstream, workspace):
+    snippets = connect_snippets(panel, "claude", "auto")
+    command, env = follow(snippets, workspace, gateway.api_token)
+
+    done = run_agent(command, workspace, {**OFFLINE_ENV, **env})
+
+    assert done.returncode == 0, done.stderr
+    assert talker in done.stdout
+    assert not MODEL_WARNINGS.search(done.stdout + done.stderr), done.stderr
+    assert env["ANTHROPIC_MODEL"] == "auto" and env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] == "131072"
+    assert {r.json["model"] for r in upstream.requests} == {MODEL}
+
+
+def test_gemini_cli_connects_with_the_panels_instructions(talker, panel, gateway, upstream, workspace):
+    snippets = connect_snippets(panel, "gemini", MODEL)
+    command, env = follow(snippets, workspace, gateway.api_token)
+    settings = workspace.home / SNIPPET_FILES["connect.geminiFile"]
+    settings.write_text(json.dumps({**json.loads(settings.read_text()), **OFFLINE_GEMINI}))
+
+    done = run_agent(command, workspace, env)
+
+    assert done.returncode == 0, done.stderr
+    assert talker in done.stdout
+    assert not MODEL_WARNINGS.search(done.stdout + done.stderr), done.stderr
+    assert env["GEMINI_CLI_TRUST_WORKSPACE"] == "true"
+
+
+# Codex's one note about a model it has no metadata for. Silencing it takes a model catalog file
+# (model_catalog_json) whose entry must carry its own system prompt, replacing Codex's; the panel
+# keeps Codex's prompt and its generic profile, and says so.
+CODEX_METADATA_NOTE = re.compile(r"^warning: Model metadata for `[^`]+` not found\..*$", re.M)
+
+
+def test_codex_connects_with_the_panels_instructions(talker, panel, gateway, upstream, workspace):
+    snippets = connect_snippets(panel, "codex", "auto")
+    command, env = follow(snippets, workspace, gateway.api_token)
+
+    done = run_agent(command, workspace, env)
+
+    assert done.returncode == 0, done.stderr
+    assert talker in done.stdout
+    assert "--skip-git-repo-check" in command  # the workspace is no git repository
+    config = (workspace.home / SNIPPET_FILES["connect.codexFile"]).read_text()
+    assert "model_context_window = 131072" in config
+    assert not MODEL_WARNINGS.search(done.stdout + CODEX_METADATA_NOTE.sub("", done.stderr)), done.stderr

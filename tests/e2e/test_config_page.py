@@ -9,8 +9,6 @@ page shows what is asserted); no test sleeps. Screenshots of the main view go to
 
 from __future__ import annotations
 
-import os
-
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,17 +17,10 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from support.browser import CHROMIUM, CHROMIUM_ARGS, login
 from support.runtime import ROOT
 from support.upstream import UPSTREAM_KEY, Json
 
-# Debian's Chromium (scripts/test installs it); BROWSER_PATH names another Chromium-based browser,
-# e.g. the Google Chrome that GitHub's Ubuntu runners carry.
-CHROMIUM = os.environ.get("BROWSER_PATH", "/usr/bin/chromium")
-# Without the background-networking flags Chromium keeps dialling out of this closed network.
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 ARTIFACTS = ROOT / "test-artifacts"
 INJECTION = "<img src=x onerror=alert(1)>"
 CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
@@ -66,13 +57,6 @@ def page(browser: Browser, gateway, admin, watch: Watch) -> Iterator[Page]:
     yield opened
     context.close()
     assert watch.errors == []
-
-
-def login(page: Page, token: str) -> None:
-    page.goto("/")
-    page.get_by_test_id("login-token").fill(token)
-    page.get_by_test_id("login-submit").click()
-    expect(page.get_by_test_id("cooldown-bar")).to_be_visible()
 
 
 def row(page: Page, name: str):
@@ -551,10 +535,23 @@ def test_connect_a_client_shows_this_gateway_and_never_the_token(page, gateway, 
 
     page.get_by_test_id("connect-model").select_option("auto")  # Gemini CLI has an "auto" of its own
     panel.locator('[data-testid="connect-tab"][data-client="gemini"]').click()
-    expect(code.first).to_contain_text('gemini -m "<模型 ID>"')
+    expect(code.nth(1)).to_contain_text('gemini -m "<模型 ID>"')
     page.get_by_test_id("lang-toggle").click()
-    expect(code.first).to_contain_text('GEMINI_API_KEY="<your API token>"')
+    expect(code.nth(1)).to_contain_text('GEMINI_API_KEY="<your API token>"')
     expect(page.get_by_test_id("connect-help")).to_contain_text("Gemini API key")
+
+    # The context window goes where each agent reads it; Claude Code compacts at 100,000 at least.
+    panel.locator('[data-testid="connect-tab"][data-client="claude"]').click()
+    page.get_by_test_id("connect-window").fill("163840")
+    page.get_by_test_id("connect-window").blur()
+    expect(code.nth(1)).to_contain_text('CLAUDE_CODE_AUTO_COMPACT_WINDOW="163840"')
+    page.get_by_test_id("connect-window").fill("32768")
+    page.get_by_test_id("connect-window").blur()
+    expect(code.nth(1)).not_to_contain_text("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
+    panel.locator('[data-testid="connect-tab"][data-client="codex"]').click()
+    expect(code.first).to_contain_text("model_context_window = 32768")
+    panel.locator('[data-testid="connect-tab"][data-client="openai"]').click()
+    expect(page.get_by_test_id("connect-window")).to_be_hidden()
 
 
 def test_screenshots_of_aliases_and_connect(page, gateway, admin, add_provider):

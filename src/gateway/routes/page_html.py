@@ -403,6 +403,10 @@ table.ranked tr.locked td:first-child { box-shadow: inset 3px 0 0 var(--ok); }
       <label for="connect-model" data-i18n="connect.model"></label>
       <select id="connect-model" data-testid="connect-model"></select>
     </div>
+    <div class="field" id="connect-window-field">
+      <label for="connect-window" data-i18n="connect.window"></label>
+      <input id="connect-window" data-testid="connect-window" type="number" min="1" step="1" inputmode="numeric">
+    </div>
     <p id="connect-message" class="note" role="status"></p>
     <div id="connect" class="stack"></div>
   </section>
@@ -679,15 +683,20 @@ const I18N = {
     "connect.shell": "In a shell (bash, zsh)",
     "connect.codexFile": "~/.codex/config.toml",
     "connect.python": "Python (pip install openai)",
+    "connect.headless": "Without a terminal (scripts, CI)",
+    "connect.claudeFile": "~/.claude/settings.json (merge into yours)",
+    "connect.geminiFile": "~/.gemini/settings.json (merge into yours)",
+    "connect.taskPlaceholder": "<your task>",
+    "connect.window": "Context window of that model, in tokens (the agent compacts the conversation before it fills)",
     "connect.apps": "Settings of the app",
     "client.claude": "Claude Code",
     "client.codex": "Codex CLI",
     "client.gemini": "Gemini CLI",
     "client.openai": "OpenAI SDK",
     "client.apps": "Cherry Studio / Open WebUI / Ollama apps",
-    "clientHelp.claude": "Claude Code speaks Anthropic Messages; ANTHROPIC_AUTH_TOKEN is sent as a Bearer token. Its quick background tasks ask for the haiku model. Any other claude-… name it asks for degrades to your providers, or follows a model alias such as claude-* → auto.",
-    "clientHelp.codex": "Codex CLI speaks only the Responses API (wire_api = \"responses\"). Put the file in place, set the variable, then run codex.",
-    "clientHelp.gemini": "Gemini CLI speaks the Gemini API and sends the key as x-goog-api-key. When it asks how to sign in, choose the Gemini API key. It reads auto, pro and flash as names of its own: give a model id.",
+    "clientHelp.claude": "Claude Code speaks Anthropic Messages; ANTHROPIC_AUTH_TOKEN is sent as a Bearer token, and its quick background tasks ask for the haiku model. The settings row tells Claude Code to handle the model as one it knows (else it warns that it does not recognize it and assumes a 1M-token window); CLAUDE_CODE_AUTO_COMPACT_WINDOW makes it compact before the model's window fills (it takes 100,000 at least; for a larger window than 200,000 none is needed).",
+    "clientHelp.codex": "Codex CLI speaks only the Responses API (wire_api = \"responses\"). Put the file in place, set the variable, then run codex. model_context_window tells it the model's window. Outside a git repository codex exec needs --skip-git-repo-check. Codex notes that it has no metadata for a model that is not OpenAI's and uses its generic profile: the right one here.",
+    "clientHelp.gemini": "Gemini CLI speaks the Gemini API and sends the key as x-goog-api-key. The settings file chooses the Gemini API key as its sign-in (with a base URL set, it would not choose one itself). Without a terminal it runs only in a folder it trusts: GEMINI_CLI_TRUST_WORKSPACE=true. It reads auto, pro and flash as names of its own: give a model id.",
     "clientHelp.openai": "Any OpenAI SDK or OpenAI-compatible tool: base URL ending in /v1, the API token as the key. Chat Completions and the Responses API both work.",
     "clientHelp.apps": "Cherry Studio adds /v1 itself, so give it the bare address; Open WebUI takes the /v1 address; apps built for Ollama take the bare address and send the token as a Bearer header.",
     "apps.cherry": "Cherry Studio · provider type OpenAI",
@@ -966,15 +975,20 @@ const I18N = {
     "connect.shell": "在终端中（bash、zsh）",
     "connect.codexFile": "~/.codex/config.toml",
     "connect.python": "Python（pip install openai）",
+    "connect.headless": "无终端时（脚本、CI）",
+    "connect.claudeFile": "~/.claude/settings.json（合并进你的设置）",
+    "connect.geminiFile": "~/.gemini/settings.json（合并进你的设置）",
+    "connect.taskPlaceholder": "<你的任务>",
+    "connect.window": "该模型的上下文窗口（token 数；智能体会在填满前压缩对话）",
     "connect.apps": "应用中的设置",
     "client.claude": "Claude Code",
     "client.codex": "Codex CLI",
     "client.gemini": "Gemini CLI",
     "client.openai": "OpenAI SDK",
     "client.apps": "Cherry Studio / Open WebUI / Ollama 应用",
-    "clientHelp.claude": "Claude Code 使用 Anthropic Messages 接口；ANTHROPIC_AUTH_TOKEN 以 Bearer 令牌发送。它的后台小任务请求 haiku 模型。它请求的其他 claude-… 名称会降级到你的服务商，或按模型别名转发（如 claude-* → auto）。",
-    "clientHelp.codex": "Codex CLI 只使用 Responses 接口（wire_api = \"responses\"）。放好配置文件、设置环境变量，然后运行 codex。",
-    "clientHelp.gemini": "Gemini CLI 使用 Gemini 接口，密钥以 x-goog-api-key 发送。询问登录方式时选择 Gemini API 密钥。它把 auto、pro、flash 当作自己的名称：请填写模型 ID。",
+    "clientHelp.claude": "Claude Code 使用 Anthropic Messages 接口；ANTHROPIC_AUTH_TOKEN 以 Bearer 令牌发送，它的后台小任务请求 haiku 模型。设置中的这一行让 Claude Code 把该模型当作已知模型处理（否则它会警告不认识该模型，并假定 1M token 的窗口）；CLAUDE_CODE_AUTO_COMPACT_WINDOW 让它在模型窗口填满前压缩对话（最少 100,000；窗口大于 200,000 时无需设置）。",
+    "clientHelp.codex": "Codex CLI 只使用 Responses 接口（wire_api = \"responses\"）。放好配置文件、设置环境变量，然后运行 codex。model_context_window 告诉它模型的窗口。在 git 仓库之外，codex exec 需要 --skip-git-repo-check。对于非 OpenAI 的模型，Codex 会提示没有该模型的元数据并使用通用配置：这里正应如此。",
+    "clientHelp.gemini": "Gemini CLI 使用 Gemini 接口，密钥以 x-goog-api-key 发送。设置文件把登录方式定为 Gemini API 密钥（设置了 Base URL 时它不会自己选择）。无终端运行时它只在信任的文件夹中工作：GEMINI_CLI_TRUST_WORKSPACE=true。它把 auto、pro、flash 当作自己的名称：请填写模型 ID。",
     "clientHelp.openai": "任意 OpenAI SDK 或 OpenAI 兼容工具：Base URL 以 /v1 结尾，密钥填 API 令牌。Chat Completions 和 Responses 接口都可用。",
     "clientHelp.apps": "Cherry Studio 会自己加上 /v1，所以填不带路径的地址；Open WebUI 填带 /v1 的地址；为 Ollama 设计的应用填不带路径的地址，并以 Bearer 请求头发送令牌。",
     "apps.cherry": "Cherry Studio · 提供商类型 OpenAI",
@@ -1007,6 +1021,16 @@ const ORIGIN_KEYS = ["openrouter_origin"];
 const CLAUDE_EXAMPLE = [["claude-*haiku*", null], ["claude-*", "auto"]];
 // The "Connect a client" tabs, in order (each has client.<id> and clientHelp.<id> texts).
 const CLIENTS = ["claude", "codex", "gemini", "openai", "apps"];
+// A model this version of Claude Code knows, whose handling a gateway model takes on (its
+// settings' modelPicker "behavesAs"): without one, Claude Code warns that it does not recognize
+// the model and guesses a 1M-token window.
+const CLAUDE_BEHAVES_AS = "claude-sonnet-4-6";
+// The smallest auto-compact window Claude Code accepts, and the window of CLAUDE_BEHAVES_AS: a
+// model's window between the two is where Claude Code is told to compact.
+const CLAUDE_MIN_COMPACT = 100000;
+const CLAUDE_KNOWN_WINDOW = 200000;
+// The context window the panel assumes until it is told (Llama 3.x, Qwen, gpt-oss: 128k).
+const DEFAULT_WINDOW = 131072;
 
 const state = {
   lang: localStorage.getItem(LANG_STORAGE) === "en" ? "en" : "zh",
@@ -1018,7 +1042,7 @@ const state = {
   settings: {},
   settingDrafts: {},
   aliasDraft: null,  // [{pattern, target}] once the alias rows were edited, else null (the saved table)
-  connect: { client: "claude", model: null },  // model null: the first model a provider declares
+  connect: { client: "claude", model: null, window: DEFAULT_WINDOW },  // model null: the first model a provider declares
   cooldowns: [],   // /status entries, each with untilMs on this browser's clock
   verifyResults: null,
   editing: null,   // the draft of the provider being edited: {id, name, platform, …}
@@ -1766,23 +1790,35 @@ function connectModel() {
   return models[0] || "auto";
 }
 
-function clientSnippets(client, origin, model) {
+function clientSnippets(client, origin, model, contextWindow) {
   const token = t("connect.tokenPlaceholder");
+  const task = t("connect.taskPlaceholder");
   const shell = (lines) => ({ label: "connect.shell", text: lines.join("\n") });
+  const headless = (lines) => ({ label: "connect.headless", text: lines.join("\n") });
+  const json = (label, value) => ({ label, text: JSON.stringify(value, null, 2) });
   if (client === "claude") {
-    return [shell([
-      'export ANTHROPIC_BASE_URL="' + origin + '"',
-      'export ANTHROPIC_AUTH_TOKEN="' + token + '"',
-      'export ANTHROPIC_MODEL="' + model + '"',
-      'export ANTHROPIC_DEFAULT_HAIKU_MODEL="' + model + '"',
-      "claude",
-    ])];
+    const row = { model, label: model + " (fllmapi-worker)", behavesAs: CLAUDE_BEHAVES_AS };
+    const compact = contextWindow >= CLAUDE_MIN_COMPACT && contextWindow < CLAUDE_KNOWN_WINDOW
+      ? ['export CLAUDE_CODE_AUTO_COMPACT_WINDOW="' + contextWindow + '"'] : [];
+    return [
+      json("connect.claudeFile", { modelPicker: { options: [row] } }),
+      shell([
+        'export ANTHROPIC_BASE_URL="' + origin + '"',
+        'export ANTHROPIC_AUTH_TOKEN="' + token + '"',
+        'export ANTHROPIC_MODEL="' + model + '"',
+        'export ANTHROPIC_DEFAULT_HAIKU_MODEL="' + model + '"',
+        ...compact,
+        "claude",
+      ]),
+      headless(['claude -p "' + task + '"']),
+    ];
   }
   if (client === "codex") {
     return [
       { label: "connect.codexFile", text: [
         'model = "' + model + '"',
         'model_provider = "fllmapi"',
+        "model_context_window = " + contextWindow,
         "",
         "[model_providers.fllmapi]",
         'name = "fllmapi-worker"',
@@ -1791,15 +1827,20 @@ function clientSnippets(client, origin, model) {
         'wire_api = "responses"',
       ].join("\n") },
       shell(['export FLLMAPI_API_KEY="' + token + '"', "codex"]),
+      headless(['codex exec --skip-git-repo-check "' + task + '"']),
     ];
   }
   if (client === "gemini") {
     const named = model === "auto" ? t("connect.modelPlaceholder") : model;
-    return [shell([
-      'export GOOGLE_GEMINI_BASE_URL="' + origin + '"',
-      'export GEMINI_API_KEY="' + token + '"',
-      'gemini -m "' + named + '"',
-    ])];
+    return [
+      json("connect.geminiFile", { security: { auth: { selectedType: "gemini-api-key" } } }),
+      shell([
+        'export GOOGLE_GEMINI_BASE_URL="' + origin + '"',
+        'export GEMINI_API_KEY="' + token + '"',
+        'gemini -m "' + named + '"',
+      ]),
+      headless(["export GEMINI_CLI_TRUST_WORKSPACE=true", 'gemini -m "' + named + '" -p "' + task + '"']),
+    ];
   }
   if (client === "openai") {
     return [{ label: "connect.python", text: [
@@ -1830,10 +1871,12 @@ function renderConnect() {
     ...modelCatalog("chat").map((m) => el("option", { value: m }, m)));
   select.value = model;
   const client = state.connect.client;
+  byId("connect-window-field").hidden = client !== "claude" && client !== "codex";
+  byId("connect-window").value = String(state.connect.window);
   const box = byId("connect");
   box.replaceChildren(el("p", { class: "muted", "data-testid": "connect-help" }, t("clientHelp." + client)));
-  for (const snippet of clientSnippets(client, location.origin, model)) {
-    box.append(el("div", { class: "snippet", "data-testid": "connect-snippet", "data-client": client },
+  for (const snippet of clientSnippets(client, location.origin, model, state.connect.window)) {
+    box.append(el("div", { class: "snippet", "data-testid": "connect-snippet", "data-client": client, "data-label": snippet.label },
       el("div", { class: "between" },
         el("span", { class: "label mono" }, t(snippet.label)),
         smallButton("connect-copy", "connect.copy", guarded("connect", () => copyText(snippet.text)))),
@@ -2428,6 +2471,11 @@ function wire() {
   byId("openrouter-refresh").addEventListener("click", guarded("openrouter", reloadOpenRouter));
   byId("connect-model").addEventListener("change", (e) => {
     state.connect.model = e.target.value;
+    renderConnect();
+  });
+  byId("connect-window").addEventListener("change", (e) => {
+    const tokens = Number(e.target.value);
+    state.connect.window = Number.isInteger(tokens) && tokens > 0 ? tokens : DEFAULT_WINDOW;
     renderConnect();
   });
 }

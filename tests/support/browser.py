@@ -1,0 +1,39 @@
+"""Debian's Chromium, driven by Playwright, for the tests that use the config page (SPEC §8.1)."""
+
+from __future__ import annotations
+
+import os
+
+from playwright.sync_api import Page, expect
+
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "connect_snippets", "login"]
+
+# Debian's Chromium (scripts/test installs it); BROWSER_PATH names another Chromium-based browser,
+# e.g. the Google Chrome that GitHub's Ubuntu runners carry.
+CHROMIUM = os.environ.get("BROWSER_PATH", "/usr/bin/chromium")
+# Without the background-networking flags Chromium keeps dialling out of this closed network.
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def login(page: Page, token: str) -> None:
+    page.goto("/")
+    page.get_by_test_id("login-token").fill(token)
+    page.get_by_test_id("login-submit").click()
+    expect(page.get_by_test_id("cooldown-bar")).to_be_visible()
+
+
+def connect_snippets(page: Page, client: str, model: str) -> dict[str, str]:
+    """The Connect panel's snippets for ``client`` and ``model``, by label key (``connect.shell``,
+    ``connect.headless``, ``connect.claudeFile`` …), as the page shows them."""
+    panel = page.get_by_test_id("connect")
+    page.get_by_test_id("connect-model").select_option(model)
+    panel.locator(f'[data-testid="connect-tab"][data-client="{client}"]').click()
+    snippets = page.locator(f'[data-testid="connect-snippet"][data-client="{client}"]')
+    expect(snippets.first).to_be_visible()
+    return {
+        snippet.get_attribute("data-label") or "": snippet.get_by_test_id("connect-code").inner_text()
+        for snippet in snippets.all()
+    }
