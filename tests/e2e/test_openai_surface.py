@@ -392,8 +392,9 @@ def test_an_endpoint_with_no_model_of_its_kind_says_so(api, add_provider, upstre
 
     response = api.post("/images/generations", json={"prompt": "a fox"})
 
-    assert response.status_code >= 400
-    assert "error" in response.json()
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "model_not_found"
+    assert "kind image" in response.json()["error"]["message"]
     assert upstream.requests == []
 
 
@@ -418,3 +419,20 @@ def test_verify_probes_an_embedding_model_with_an_embeddings_request(api, admin,
     assert [r["ok"] for r in results] == [True]
     probe = upstream.requests[-1]
     assert (probe.path, probe.json) == ("/v1/embeddings", {"model": EMBED, "input": "ping"})
+
+
+def test_a_clients_model_allow_list_holds_on_every_endpoint(gateway, admin, add_provider, upstream):
+    add_provider(models=[CHAT, EMBED, WHISPER])
+    made = admin.post("/clients", json={"name": "notes-app", "models": [CHAT]}).json()
+    headers = {"authorization": f"Bearer {made['token']}"}
+
+    named = httpx.post(f"{gateway.url}/v1/embeddings", headers=headers, json={"model": EMBED, "input": "x"})
+    auto = httpx.post(f"{gateway.url}/v1/embeddings", headers=headers, json={"model": "auto", "input": "x"})
+    upload = httpx.post(f"{gateway.url}/v1/audio/transcriptions", headers=headers,
+                        files={"file": ("a.wav", wav_file(), "audio/wav")}, data={"model": "auto"})
+
+    assert named.status_code == 403 and named.json()["error"]["param"] == "model"
+    for refused in (auto, upload):  # nothing of those kinds is allowed
+        assert refused.status_code == 404
+        assert "that this client may use" in refused.json()["error"]["message"]
+    assert upstream.requests == []

@@ -79,7 +79,7 @@ def _upload_door(endpoint: Endpoint, kind: Kind, required: tuple[str, ...]) -> H
         limit = max(config.settings.max_body_bytes, rules.UPLOAD_LIMIT_BYTES)
         form = await read_form(call.request, limit)
         for field in required:
-            if field not in form.fields:
+            if not form.has(field):
                 raise InvalidRequestError(f"The upload has no '{field}' field.", param=field)
         result = await route(call, config, form, form.model, False, caller, endpoint, kind)
         return answer(call, config, result)

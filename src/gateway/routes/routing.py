@@ -48,7 +48,8 @@ async def route(
     (SPEC §12.6), and for a ``single_model`` kind only one model. Chat requests to OpenRouter are
     pinned (SPEC §15, ``upstream/openrouter.py``), writing to ``call``'s D1 in its ``waitUntil``.
     Raises ``PermissionDeniedError`` (403) for a model outside the allow-list, ``NotFoundError``
-    (404) for a single-model kind's model that no provider declares as that kind."""
+    (404) for a single-model kind's model that no provider declares as that kind, and for a kind
+    other than chat that no provider declares at all."""
     state = isolate.current().router
     model = resolve_alias(config.settings.model_aliases, model) or model
     auto = is_auto(model)
@@ -70,6 +71,14 @@ async def route(
                 param="model",
             )
         chain = one_model(chain)
+    if kind is not Kind.CHAT and not chain.steps and not chain.skipped:
+        allowed = "" if caller.models is None else " that this client may use"
+        raise NotFoundError(
+            f"No enabled provider declares a model of kind {kind}{allowed}. Add one: a model's kind "
+            "is guessed from its id, or set beside it on the config page.",
+            code="model_not_found",
+            param="model",
+        )
     deadline_ms = now_ms + rules.TOTAL_BUDGET_MS
     if kind is Kind.CHAT and isinstance(body, JsonBody):
         attempt: Attempt = PinnedUpstream(config, body, stream, caller.hops, call.env.DB, call.ctx, deadline_ms, endpoint)

@@ -25,8 +25,8 @@ _MEDIA_TYPE = "multipart/form-data"
 
 
 class FormBody:
-    """One upload: ``model`` (None when the form has no text field of that name) and the
-    ``fields`` it holds; ``payload(model)`` is the ``upstream.openai.Body`` contract."""
+    """One upload: ``model`` (None when the form has no text field of that name), ``has(field)``;
+    ``payload(model)`` is the ``upstream.openai.Body`` contract."""
 
     data: Mapping[str, Any] = {}  # no JSON fields: nothing for OpenRouter pinning to read
 
@@ -36,7 +36,9 @@ class FormBody:
         self._form = form
         model = form.get("model")
         self.model: str | None = model if isinstance(model, str) else None
-        self.fields: frozenset[str] = frozenset(str(name) for name in form.keys())
+
+    def has(self, field: str) -> bool:
+        return bool(self._form.has(field))
 
     def payload(self, model: str) -> tuple[Any, str | None]:
         if model == self.model:
