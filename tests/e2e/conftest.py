@@ -16,7 +16,9 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import Browser, sync_playwright
 
+from support.browser import CHROMIUM, CHROMIUM_ARGS
 from support.runtime import Gateway
 from support.upstream import UPSTREAM_KEY, FakeUpstream
 
@@ -29,6 +31,15 @@ def gateway(tmp_path_factory: pytest.TempPathFactory, runtime: str) -> Iterator[
     running = Gateway.start(tmp_path_factory.mktemp("gateway"), extra_env={"AUTH_FAIL_LIMIT": "0"}, runtime=runtime)
     yield running
     running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium (support/browser.py); launch() gives it a fresh, empty user-data-dir."""
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
 
 
 @pytest.fixture(scope="session")

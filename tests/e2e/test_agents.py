@@ -23,11 +23,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Page
 
 from support.answers import answer
 from support.brain import ToolBrain, read_file_calls, tool_results
-from support.browser import CHROMIUM, CHROMIUM_ARGS, connect_snippets, login
+from support.browser import connect_snippets, login
 from support.runtime import NODE_BIN
 
 MODEL = "fake-model"
@@ -197,14 +197,6 @@ OFFLINE_GEMINI = {
 MODEL_WARNINGS = re.compile(
     r"recogni[sz]e|unrecognized_model|metadata|context window|unknown model|model\b.{0,60}\bnot found", re.I
 )
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -15,24 +15,15 @@ from dataclasses import dataclass, field
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
-from support.browser import CHROMIUM, CHROMIUM_ARGS, login
+from support.browser import login
 from support.runtime import ROOT
 from support.upstream import UPSTREAM_KEY, Json
 
 ARTIFACTS = ROOT / "test-artifacts"
 INJECTION = "<img src=x onerror=alert(1)>"
 CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    # launch() gives Chromium a fresh, empty user-data-dir of its own.
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
 
 
 @dataclass
@@ -57,6 +48,15 @@ def page(browser: Browser, gateway, admin, watch: Watch) -> Iterator[Page]:
     yield opened
     context.close()
     assert watch.errors == []
+
+
+def custom_add(page: Page, name: str, base_url: str, models: str) -> None:
+    """Fill the Custom add form (the fake's key) and submit it."""
+    page.get_by_test_id("custom-name").fill(name)
+    page.get_by_test_id("custom-base-url").fill(base_url)
+    page.get_by_test_id("custom-key").fill(UPSTREAM_KEY)
+    page.get_by_test_id("custom-models").fill(models)
+    page.get_by_test_id("custom-submit").click()
 
 
 def row(page: Page, name: str):
@@ -189,11 +189,7 @@ def test_model_kinds_are_shown_and_set_on_the_page(page, gateway, admin, upstrea
     """SPEC §12.6: each model's kind shows beside it, guessed from its id or set after a space."""
     login(page, gateway.admin_token)
 
-    page.get_by_test_id("custom-name").fill("mixed")
-    page.get_by_test_id("custom-base-url").fill(upstream.base_url)
-    page.get_by_test_id("custom-key").fill(UPSTREAM_KEY)
-    page.get_by_test_id("custom-models").fill("llama3.2\nbge-m3\nhouse-vectors embedding\n")
-    page.get_by_test_id("custom-submit").click()
+    custom_add(page, "mixed", upstream.base_url, "llama3.2\nbge-m3\nhouse-vectors embedding\n")
 
     chips = row(page, "mixed").get_by_test_id("model-chip")
     expect(chips).to_have_text(["llama3.2", re.compile(r"^bge-m3 · \S+$"), re.compile(r"^house-vectors · \S+$")])
@@ -217,11 +213,7 @@ def test_a_rejected_add_shows_the_gateway_message(page, gateway, add_provider, u
     add_provider(name="taken")
     login(page, gateway.admin_token)
 
-    page.get_by_test_id("custom-name").fill("taken")
-    page.get_by_test_id("custom-base-url").fill(upstream.base_url)
-    page.get_by_test_id("custom-key").fill(UPSTREAM_KEY)
-    page.get_by_test_id("custom-models").fill("m")
-    page.get_by_test_id("custom-submit").click()
+    custom_add(page, "taken", upstream.base_url, "m")
 
     expect(page.locator("#custom-message")).to_have_text("A provider with this name already exists.")
     expect(page.get_by_test_id("provider-row")).to_have_count(1)

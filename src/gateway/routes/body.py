@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -11,20 +12,32 @@ from gateway.errors import BodyTooLargeError, InvalidRequestError
 from gateway.shell.http import IncomingRequest
 from gateway.wire.validation import describe
 
-__all__ = ["read_json", "set_fields", "validate"]
+__all__ = ["read_json", "read_upload", "set_fields", "validate"]
 
 Model = TypeVar("Model", bound=BaseModel)
+Body = TypeVar("Body")
+
+
+async def _within(read: Callable[[int], Awaitable[Body | None]], limit: int) -> Body:
+    """What ``read(limit)`` read; 413 above ``limit`` bytes (from Content-Length before reading
+    when the caller sent one), 400 when the caller's stream fails."""
+    try:
+        body = await read(limit)
+    except OSError as exc:
+        raise InvalidRequestError("The request body could not be read.") from exc
+    if body is None:
+        raise BodyTooLargeError(f"Request body is larger than the limit of {limit} bytes.")
+    return body
+
+
+async def read_upload(request: IncomingRequest, limit: int) -> Any:
+    """The raw body as a JS ``ArrayBuffer`` (an upload stays in JS), within ``limit``."""
+    return await _within(request.read_buffer, limit)
 
 
 async def read_json(request: IncomingRequest, limit: int) -> tuple[bytes, Any]:
-    """The raw body and its parsed JSON. 413 above ``limit`` bytes (from Content-Length before
-    reading when the caller sent one); 400 for an empty or invalid body."""
-    try:
-        raw = await request.read_body(limit)
-    except OSError as exc:
-        raise InvalidRequestError("The request body could not be read.") from exc
-    if raw is None:
-        raise BodyTooLargeError(f"Request body is larger than the limit of {limit} bytes.")
+    """The raw body and its parsed JSON, within ``limit``; 400 for an empty or invalid body."""
+    raw = await _within(request.read_body, limit)
     if not raw.strip():
         raise InvalidRequestError("The request body is empty; a JSON object is expected.", param="body")
     try:

@@ -29,12 +29,12 @@ from gateway.core.outcome import CallerError, Served
 from gateway.errors import InvalidRequestError, ProviderError, RoutingError
 from gateway.routes import Call
 from gateway.routes.auth import require_api
-from gateway.routes.body import read_json, validate
+from gateway.routes.body import read_json, read_upload, validate
 from gateway.routes.chat import answer
 from gateway.routes.routing import exhausted_error, route, routed_via, routing_headers, trail_headers
 from gateway.routes.surface import upstream_message
 from gateway.shell.http import JsResponse
-from gateway.shell.multipart import read_form
+from gateway.shell.multipart import parse_form, require_multipart
 from gateway.surfaces.embeddings import Vectors, read_vectors
 from gateway.upstream.openai import EMBEDDINGS, Endpoint, JsonBody
 from gateway.wire import headers as h
@@ -77,7 +77,8 @@ def _upload_door(endpoint: Endpoint, kind: Kind, required: tuple[str, ...]) -> H
         config = await isolate.load_config(call.env)
         caller = await require_api(call, config)
         limit = max(config.settings.max_body_bytes, rules.UPLOAD_LIMIT_BYTES)
-        form = await read_form(call.request, limit)
+        content_type = require_multipart(call.request.header("content-type"))
+        form = await parse_form(await read_upload(call.request, limit), content_type)
         for field in required:
             if not form.has(field):
                 raise InvalidRequestError(f"The upload has no '{field}' field.", param=field)

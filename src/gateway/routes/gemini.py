@@ -6,6 +6,7 @@ and a JSON array without it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from gateway import isolate
@@ -21,6 +22,7 @@ from gateway.routes.routing import caller_catalog, catalog_kinds
 from gateway.routes.surface import Plan, read_object, serve, speaks
 from gateway.shell.http import JsResponse
 from gateway.surfaces import embeddings, gemini
+from gateway.surfaces.embeddings import Vectors
 
 __all__ = [
     "batch_embed_contents",
@@ -89,17 +91,18 @@ async def count_tokens(call: Call) -> JsResponse:
     return json_response(gemini.count_tokens(await read_object(call, config), call.params["model"]))
 
 
+async def _embed(call: Call, translate: Callable[[Any, str], dict[str, Any]], render: Callable[[Vectors], Any]) -> JsResponse:
+    config, caller = await _authorized(call)
+    body = translate(await read_object(call, config), call.params["model"])
+    embedded = await embed(call, config, caller, body)
+    return json_response(render(embedded.vectors), headers=embedded.headers)
+
+
 @speaks(gemini.render_error)
 async def embed_content(call: Call) -> JsResponse:
-    config, caller = await _authorized(call)
-    body = embeddings.gemini_embed_request(await read_object(call, config), call.params["model"])
-    embedded = await embed(call, config, caller, body)
-    return json_response(embeddings.gemini_embed_answer(embedded.vectors), headers=embedded.headers)
+    return await _embed(call, embeddings.gemini_embed_request, embeddings.gemini_embed_answer)
 
 
 @speaks(gemini.render_error)
 async def batch_embed_contents(call: Call) -> JsResponse:
-    config, caller = await _authorized(call)
-    body = embeddings.gemini_batch_request(await read_object(call, config), call.params["model"])
-    embedded = await embed(call, config, caller, body)
-    return json_response(embeddings.gemini_batch_answer(embedded.vectors), headers=embedded.headers)
+    return await _embed(call, embeddings.gemini_batch_request, embeddings.gemini_batch_answer)

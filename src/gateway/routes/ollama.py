@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from gateway import isolate
 from gateway.errors import NotFoundError
 from gateway.responses import iso_utc, json_response
 from gateway.routes import Call, forwarded
+from gateway.routes.forwarded import Embedded
 from gateway.routes.auth import require_api
 from gateway.routes.routing import caller_catalog
 from gateway.routes.surface import Plan, read_object, serve, speaks
@@ -69,20 +72,23 @@ async def generate(call: Call) -> JsResponse:
     return await _run(call, "generate")
 
 
-@speaks(ollama.render_error)
-async def embed(call: Call) -> JsResponse:
+async def _embed(call: Call, translate: Callable[[Any], dict[str, Any]], render: Callable[[Embedded], Any]) -> JsResponse:
     config = await isolate.load_config(call.env)
     caller = await require_api(call, config)
-    body = surface_embeddings.ollama_embed_request(await read_object(call, config))
+    body = translate(await read_object(call, config))
     embedded = await forwarded.embed(call, config, caller, body)
-    answer = surface_embeddings.ollama_embed_answer(embedded.vectors, embedded.model)
-    return json_response(answer, headers=embedded.headers)
+    return json_response(render(embedded), headers=embedded.headers)
+
+
+@speaks(ollama.render_error)
+async def embed(call: Call) -> JsResponse:
+    return await _embed(
+        call, surface_embeddings.ollama_embed_request, lambda e: surface_embeddings.ollama_embed_answer(e.vectors, e.model)
+    )
 
 
 @speaks(ollama.render_error)
 async def embeddings(call: Call) -> JsResponse:
-    config = await isolate.load_config(call.env)
-    caller = await require_api(call, config)
-    body = surface_embeddings.ollama_embeddings_request(await read_object(call, config))
-    embedded = await forwarded.embed(call, config, caller, body)
-    return json_response(surface_embeddings.ollama_embeddings_answer(embedded.vectors), headers=embedded.headers)
+    return await _embed(
+        call, surface_embeddings.ollama_embeddings_request, lambda e: surface_embeddings.ollama_embeddings_answer(e.vectors)
+    )

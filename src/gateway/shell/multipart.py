@@ -16,10 +16,10 @@ from typing import Any
 import js
 from pyodide.ffi import JsException
 
-from gateway.errors import BodyTooLargeError, InvalidRequestError
-from gateway.shell.http import IncomingRequest, plain
+from gateway.errors import InvalidRequestError
+from gateway.shell.http import plain
 
-__all__ = ["FormBody", "read_form"]
+__all__ = ["FormBody", "parse_form", "require_multipart"]
 
 _MEDIA_TYPE = "multipart/form-data"
 
@@ -52,21 +52,21 @@ class FormBody:
         return form, None  # fetch writes the content type with the new form's boundary
 
 
-async def read_form(request: IncomingRequest, limit: int) -> FormBody:
-    """The caller's ``multipart/form-data`` body, within ``limit`` bytes: 413 above it, 400 for
-    another content type or a body that does not parse."""
-    content_type = request.header("content-type") or ""
+def require_multipart(content_type: str | None) -> str:
+    """The request's content type if it is ``multipart/form-data`` (checked before the body is
+    read); 400 otherwise."""
+    content_type = content_type or ""
     if content_type.split(";", 1)[0].strip().lower() != _MEDIA_TYPE:
         raise InvalidRequestError(
             f"The request body must be {_MEDIA_TYPE} (a file upload), not '{content_type or 'none'}'.",
             param="body",
         )
-    try:
-        buffer = await request.read_buffer(limit)
-    except OSError as exc:
-        raise InvalidRequestError("The request body could not be read.") from exc
-    if buffer is None:
-        raise BodyTooLargeError(f"Request body is larger than the limit of {limit} bytes.")
+    return content_type
+
+
+async def parse_form(buffer: Any, content_type: str) -> FormBody:
+    """The caller's upload (``buffer``, read by the route within its limit, of the
+    ``require_multipart`` content type); 400 for a body that does not parse."""
     try:
         form = await js.Response.new(buffer, plain({"headers": {"content-type": content_type}})).formData()
     except JsException as exc:
