@@ -1,17 +1,27 @@
 // One request log line, as both local runtimes print it (the Node runtime from its HTTP server,
-// requestlog.mjs; workerd from its front worker, requestlog.worker.mjs):
+// requestlog.mjs; workerd from its host process, workerd.mjs, with what its front worker,
+// requestlog.worker.mjs, reports):
 //
 //   [request] POST /v1/chat/completions 200 OK (412ms) via groq/llama-3.3-70b-versatile after 1 failed [cerebras/llama3.1-8b: rate_limited]
+//   [request] POST /v1/chat/completions 200 OK (81ms) via backup/m stream failed: cut
 //
 // What a line may hold, and nothing else: the method; the path WITHOUT its query string (Gemini
-// clients send the API token as `?key=`); the status; the duration; and three of the Worker's own
+// clients send the API token as `?key=`); the status; the duration; three of the Worker's own
 // response headers, which hold provider and model names and failure classes, no secret:
-// X-Routed-Via (who served), X-Fallback-Attempts and X-Fallback-Trail (the attempts that failed).
-// Never a request header, a token, a key or a body. Control characters are replaced, so a crafted
-// path cannot drive the terminal. No Node or workerd API here: both import this module.
+// X-Routed-Via (who served), X-Fallback-Attempts and X-Fallback-Trail (the attempts that failed);
+// and, for a stream that ended in-band with an error (its status long sent), the Worker's word for
+// why. Never a request header, a token, a key or a body. Control characters are replaced, so a
+// crafted path cannot drive the terminal. No Node or workerd API here: both import this module.
+//
+// A stream's failure is known only inside the Worker: neither front sees into a stream (that
+// would cost JavaScript per chunk). The Worker logs one warning per such stream, naming the
+// answer's X-Request-Id (gateway/shell/stream.py, log_failure), before it ends the stream; each
+// runtime's host process reads the Worker's output, keeps those warnings in a `StreamFailures`,
+// and the request's line, printed once the stream has ended, takes its own by id.
 const ROUTED_VIA = "x-routed-via";
 const FALLBACK_ATTEMPTS = "x-fallback-attempts";
 const FALLBACK_TRAIL = "x-fallback-trail";
+const REQUEST_ID = "x-request-id";
 
 // Miniflare's choice for `wrangler dev` (core/entry.worker.js, colourFromHTTPStatus).
 const STATUS_COLOUR = [
@@ -53,24 +63,55 @@ export function pathOf(target) {
 
 /**
  * The routing facts of a Web `Response`, read once its headers are known: the three headers the
- * line may show (null when absent).
+ * line may show, and the request id its stream's failure would name (null when absent).
  */
 export function routingOf(headers) {
   return {
     via: headers.get(ROUTED_VIA),
     attempts: headers.get(FALLBACK_ATTEMPTS),
     trail: headers.get(FALLBACK_TRAIL),
+    requestId: headers.get(REQUEST_ID),
   };
+}
+
+// The Worker's warning about a stream that ended in-band with an error (stream.py, log_failure):
+// `stream failed: <reason> (via <provider/model>, request <id>)`. The id has no space; the
+// reason is one of a few words, none holding " (via ".
+const STREAM_FAILED = /^stream failed: (.+?) \(via .*, request (\S+)\)$/;
+// A failure whose line was printed before it came (a caller that left as the stream failed) is
+// never taken: beyond this many kept, the oldest are forgotten.
+const FAILURES_KEPT = 100;
+
+/** The stream failures the Worker reported, by request id, until each request's line takes its own. */
+export class StreamFailures {
+  #reasons = new Map();
+
+  /** Keep the failure that `message` (one line of the Worker's output) reports, if it reports one. */
+  note(message) {
+    const found = STREAM_FAILED.exec(message);
+    if (!found) return;
+    this.#reasons.set(found[2], found[1]);
+    if (this.#reasons.size > FAILURES_KEPT) this.#reasons.delete(this.#reasons.keys().next().value);
+  }
+
+  /** The reason the stream of request `requestId` failed, once; null when it did not (or no id). */
+  take(requestId) {
+    const reason = requestId ? this.#reasons.get(requestId) : undefined;
+    if (reason === undefined) return null;
+    this.#reasons.delete(requestId);
+    return reason;
+  }
 }
 
 /**
  * One log line (no newline).
  * @param {{method: string, path: string, status: number, statusText: string, durationMs: number,
  *          routing?: {via: string|null, attempts: string|null, trail: string|null},
- *          unfinished?: boolean, colour?: boolean}} entry
+ *          failure?: string|null, unfinished?: boolean, colour?: boolean}} entry
+ *   `failure`: why the stream ended in-band with an error (`StreamFailures.take`).
  *   `unfinished`: the connection closed before the whole response was sent.
  */
-export function formatLine({ method, path, status, statusText, durationMs, routing = {}, unfinished = false, colour = false }) {
+export function formatLine({ method, path, status, statusText, durationMs, routing = {}, failure = null, unfinished = false, colour = false }) {
   const paint = colour ? (code, text) => `\u001b[${code}m${text}\u001b[0m` : (_code, text) => text;
   const safe = (text) => String(text).replace(CONTROL, "?");
   const statusColour = STATUS_COLOUR.find(([low, high]) => low <= status && status < high)?.[2] ?? BLUE;
@@ -88,6 +129,21 @@ export function formatLine({ method, path, status, statusText, durationMs, routi
     const trail = routing.trail ? ` [${safe(routing.trail)}]` : "";
     parts.push(paint(33, `after ${safe(routing.attempts)} failed${trail}`));
   }
+  if (failure) parts.push(paint(31, `stream failed: ${safe(failure)}`));
   return parts.join(" ");
+}
+
+// The workerd front worker hands each request's entry to its host as one log message: this tag,
+// then the entry's JSON. The host adds the stream's failure, which only it can know, and prints.
+const ENTRY_TAG = "[request-entry] ";
+
+/** The log message that carries `entry` (formatLine's fields, but `failure` and `colour`). */
+export function entryMessage(entry) {
+  return ENTRY_TAG + JSON.stringify(entry);
+}
+
+/** The entry a log message carries, or null for any other message. */
+export function entryOf(message) {
+  return message.startsWith(ENTRY_TAG) ? JSON.parse(message.slice(ENTRY_TAG.length)) : null;
 }
 

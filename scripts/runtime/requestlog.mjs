@@ -2,7 +2,7 @@
 // prints. Colour only when stdout is a terminal, and not when NO_COLOR is set (https://no-color.org).
 import { formatLine } from "./logline.mjs";
 
-export { routingOf } from "./logline.mjs";
+export { StreamFailures, routingOf } from "./logline.mjs";
 
 /** True when lines written to `stream` should carry ANSI colour. */
 export function wantsColour(stream, env = process.env) {
@@ -11,7 +11,8 @@ export function wantsColour(stream, env = process.env) {
 
 /**
  * Start timing one request; returns the entry the handler fills in (`routing`, `statusText`, from
- * the Worker's Response) and whose `handled()` it calls when it is done.
+ * the Worker's Response) and whose `handled()` it calls when it is done. `failures`: the
+ * StreamFailures the Worker's stderr feeds, where the line finds its stream's failure.
  *
  * The line is printed once the exchange is over: the response's `close` event (sent, or the
  * caller went away) AND `handled()`, whichever comes last; so no formatting happens before the
@@ -20,7 +21,7 @@ export function wantsColour(stream, env = process.env) {
  * early is timed to when it left and marked. performance.now(), not Date.now(): the tests' clock
  * moves Date.now().
  */
-export function trackRequest(req, res, colour) {
+export function trackRequest(req, res, colour, failures) {
   const started = performance.now();
   const entry = { routing: undefined, statusText: "", handled };
   let closed;
@@ -34,6 +35,7 @@ export function trackRequest(req, res, colour) {
       statusText: entry.statusText,
       durationMs: closed.at - started,
       routing: entry.routing,
+      failure: failures.take(entry.routing?.requestId),
       unfinished: !closed.finished,
       colour,
     });

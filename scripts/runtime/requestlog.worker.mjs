@@ -1,14 +1,16 @@
 // The workerd runtime's front worker (workerd.mjs): the listening socket's service, in front of the
 // Python Worker. It does what the Node runtime's front door does and Cloudflare's edge does in
 // production, nothing more: names the caller in CF-Connecting-IP, fires the Cron Trigger on
-// `/cdn-cgi/handler/scheduled` as `wrangler dev` does, and prints one log line per request
-// (logline.mjs) once its answer has been sent, the whole stream for a stream.
+// `/cdn-cgi/handler/scheduled` as `wrangler dev` does, and logs one entry per request once its
+// answer has been sent, the whole stream for a stream. The host process (workerd.mjs) prints the
+// entry as the request's line (logline.mjs), with what only it can know: whether the stream failed,
+// which the Python Worker's own log says.
 //
 // What waits for the end of a stream holds the line's few fields, not the request or the
 // response (a stream may last minutes; the isolate's heap is not collected the sooner for it).
 //
-// Bindings: WORKER (the Python Worker), COLOUR (JSON: whether lines carry ANSI colour).
-import { formatLine, routingOf } from "./logline.mjs";
+// Bindings: WORKER (the Python Worker).
+import { entryMessage, routingOf } from "./logline.mjs";
 
 const SCHEDULED_PATH = "/cdn-cgi/handler/scheduled";
 
@@ -42,15 +44,14 @@ export default {
     const started = performance.now();
     const url = new URL(request.url);
     const response = await answer(request, url, env.WORKER);
-    const line = {
+    const entry = {
       method: request.method,
-      path: url.pathname + url.search,
+      path: url.pathname, // never the query (a Gemini client's key may be in it): the entry leaves the isolate
       status: response.status,
       statusText: response.statusText,
       routing: routingOf(response.headers),
-      colour: env.COLOUR,
     };
-    const log = (unfinished) => console.log(formatLine({ ...line, durationMs: performance.now() - started, unfinished }));
+    const log = (unfinished) => console.log(entryMessage({ ...entry, durationMs: performance.now() - started, unfinished }));
     if (!response.body) {
       log(false);
       return response;

@@ -10,7 +10,8 @@
 // Node's HTTP server turns each request into a Web `Request`, hands it to the Worker's
 // `Default.fetch` (via dispatch.py) with `env` (secrets and vars, plus the D1 binding) and a `ctx`
 // honouring waitUntil, and streams the Web `Response` back chunk by chunk, unbuffered. Each
-// request then gets one line on stdout (requestlog.mjs).
+// request then gets one line on stdout (requestlog.mjs), marked when its stream failed, as the
+// Worker's warnings on Python's stderr say (logline.mjs, StreamFailures).
 //
 // The port is taken first, before the slow part of the start (migrations, Pyodide), so a busy
 // port is reported at once; requests that arrive meanwhile wait until the Worker is loaded.
@@ -23,7 +24,7 @@ import path from "node:path";
 import { openD1 } from "./d1.mjs";
 import { ROOT, StartError, applyMigrations, listen, readEnv, readOptions, readWranglerConfig, run, stopOnSignals } from "./devenv.mjs";
 import { loadWorker } from "./python.mjs";
-import { routingOf, trackRequest, wantsColour } from "./requestlog.mjs";
+import { StreamFailures, routingOf, trackRequest, wantsColour } from "./requestlog.mjs";
 
 async function readBody(req) {
   const chunks = [];
@@ -90,13 +91,14 @@ async function runScheduled(scheduled, ctx, env, req, res) {
 
 /**
  * The HTTP server: each request waits for `worker` (the loaded Worker: `dispatch` and `scheduled`), runs
- * it with `env` and a `ctx` whose waitUntil promises are kept in `pending`, and is logged.
+ * it with `env` and a `ctx` whose waitUntil promises are kept in `pending`, and is logged, with the
+ * stream failure `failures` holds for it.
  */
-function createServer({ worker, env, pending, origin }) {
+function createServer({ worker, env, pending, origin, failures }) {
   const colour = wantsColour(process.stdout);
   const profiling = process.env.LOCAL_RUNTIME_PROFILE === "1";
   const server = http.createServer(async (req, res) => {
-    const entry = trackRequest(req, res, colour);
+    const entry = trackRequest(req, res, colour, failures);
     const ctx = {
       waitUntil(promise) {
         const p = Promise.resolve(promise).catch((err) => console.error("waitUntil task failed:", err));
@@ -156,13 +158,14 @@ async function main() {
   });
   const env = {};
   const pending = new Set();
-  const server = createServer({ worker, env, pending, origin: `${options.host}:${options.port}` });
+  const failures = new StreamFailures();
+  const server = createServer({ worker, env, pending, origin: `${options.host}:${options.port}`, failures });
   await listen(server, options.host, options.port);
   Object.assign(env, readEnv(options.envFile, options["create-env-file"]));
 
   // The database (migrations, then Miniflare) and Python start side by side; the binding joins
   // `env` before the first request is let through.
-  const [d1, { dispatch, scheduled, module }] = await Promise.all([
+  const [d1, { pyodide, dispatch, scheduled, module }] = await Promise.all([
     applyMigrations(binding.database_name, options.persistTo).then(() =>
       openD1({ persistTo: options.persistTo, databaseId: binding.database_id, trace }),
     ),
@@ -174,6 +177,14 @@ async function main() {
     }),
   ]);
   env[binding.binding] = d1.db;
+  // Python's stderr, printed as before, also feeds the request lines their streams' failures. A
+  // line of it is handed over as Python writes it, so a failure is kept before its stream ends.
+  pyodide.setStderr({
+    batched: (line) => {
+      failures.note(line);
+      console.error(line);
+    },
+  });
   if (process.env.LOCAL_RUNTIME_PROFILE === "1") module.start_profiling();
   workerLoaded({ dispatch, scheduled, module });
   console.log(`Ready on http://${options.host}:${server.address().port}`);

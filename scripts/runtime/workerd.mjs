@@ -6,8 +6,12 @@
 // workers: the Python Worker as wrangler would upload it (src/**/*.py as Python modules, the pinned
 // packages under python_modules/, the D1 binding, the env file's variables), Miniflare's D1 (the
 // same database files wrangler's `--local` uses), and a small front worker holding the listening
-// socket (requestlog.worker.mjs: the request log line, CF-Connecting-IP, the Cron Trigger). No
+// socket (requestlog.worker.mjs: the request log entry, CF-Connecting-IP, the Cron Trigger). No
 // inspector, no wrangler proxy: a request crosses one JS worker on its way to the Python one.
+// This process prints workerd's log: each entry the front worker logs becomes its request's line,
+// marked when the Python Worker's log said its stream failed (logline.mjs, StreamFailures). workerd
+// writes every worker's log to one pipe, as it happens, so a Worker's warning comes before the
+// entry of the request whose stream it ended.
 //
 // Pyodide comes from the dev bundle that scripts/setup builds from npm `pyodide`
 // (pyodide_bundle.py); the compatibility flags of wrangler.jsonc gain the two that select it
@@ -35,6 +39,7 @@ import {
   run,
   stopOnSignals,
 } from "./devenv.mjs";
+import { StreamFailures, entryOf, formatLine } from "./logline.mjs";
 
 const HERE = path.join(ROOT, "scripts", "runtime");
 const BUNDLE_DIR = path.join(ROOT, ".cache", "pyodide-bundle");
@@ -94,10 +99,23 @@ function warnAboutCredentials(srcDir, env) {
   for (const problem of out.split("\n").filter(Boolean)) console.error(`warning: ${problem}`);
 }
 
-/** workerd's log lines: the Worker's and the front worker's output, each to its own stream. */
-function printLog({ level, message }) {
-  if (level === "error" || level === "warn") process.stderr.write(`${message}\n`);
-  else process.stdout.write(`${message}\n`);
+/**
+ * The printer of workerd's log lines: the Worker's and the front worker's output, each to its own
+ * stream; a request entry from the front worker as its line, on stdout, with `colour` or not.
+ */
+function logPrinter(colour) {
+  const failures = new StreamFailures();
+  return ({ level, message }) => {
+    const entry = entryOf(message);
+    if (entry) {
+      const failure = failures.take(entry.routing.requestId);
+      process.stdout.write(`${formatLine({ ...entry, failure, colour })}\n`);
+      return;
+    }
+    failures.note(message);
+    if (level === "error" || level === "warn") process.stderr.write(`${message}\n`);
+    else process.stdout.write(`${message}\n`);
+  };
 }
 
 async function main() {
@@ -125,7 +143,7 @@ async function main() {
       host: options.host,
       port: 0, // Miniflare's own entry socket: unused, the front worker's socket serves
       logRequests: false,
-      handleStructuredLogs: printLog,
+      handleStructuredLogs: logPrinter(Boolean(process.stdout.isTTY) && !process.env.NO_COLOR),
       resourcePersistencePath: path.join(options.persistTo, "v3"),
       workers: [
         {
@@ -146,7 +164,6 @@ async function main() {
           ],
           compatibilityDate: config.compatibility_date,
           serviceBindings: { WORKER: WORKER_NAME },
-          bindings: { COLOUR: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR },
           unsafeDirectSockets: [{ host: options.host, port }],
         },
       ],

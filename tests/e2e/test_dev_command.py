@@ -106,12 +106,13 @@ def test_dev_serves_with_the_env_file_and_stops_cleanly(tmp_path, stop, runtime)
     assert "0123456789" not in log_path.read_text()
 
 
-# One log line per request (scripts/runtime/requestlog.mjs): wrangler's `METHOD /path STATUS TEXT
-# (Nms)`, then what served and what failed, taken from the Worker's own headers.
+# One log line per request (scripts/runtime/logline.mjs): wrangler's `METHOD /path STATUS TEXT
+# (Nms)`, then what served and what failed, taken from the Worker's own headers, and why a stream
+# ended in-band with an error, taken from the Worker's own log.
 REQUEST_LINE = re.compile(
     r"^\[request\] (?P<method>\S+) (?P<path>\S+) (?P<status>\d{3}) (?P<text>[^(]*) "
     r"\((?P<ms>\d+)ms(?P<gone>, client went away)?\)(?: via (?P<via>\S+))?"
-    r"(?: after (?P<attempts>\d+) failed \[(?P<trail>.*)\])?\r?$",
+    r"(?: after (?P<attempts>\d+) failed \[(?P<trail>.*)\])?(?: stream failed: (?P<failure>.+?))?\r?$",
     re.M,
 )
 
@@ -222,6 +223,66 @@ def test_a_caller_leaving_mid_stream_is_marked(dev, upstream):
     line = wait_for_request_line(log_path, "leaver/m-leave")
 
     assert line["status"] == "200" and line["gone"] == ", client went away"
+    assert line["failure"] is None  # a caller who left is not a failed stream
+
+
+def read_until(chunks: Iterator[bytes], text: bytes) -> bytes:
+    received = b""
+    for data in chunks:
+        received += data
+        if text in received:
+            return received
+    raise AssertionError(f"the stream ended without {text!r}: {received!r}")
+
+
+def test_a_stream_cut_mid_answer_is_marked_on_its_own_line(dev, upstream):
+    url, log_path = dev
+    add_provider(url, upstream, "cutter", "m-cut", priority=5)
+    add_provider(url, upstream, "steady", "m-steady", priority=6)
+    cut, finish = threading.Event(), threading.Event()
+    upstream.queue(Sse([chunk("m-cut", "partial")], done=False, reset=True, gates={1: cut}), model="m-cut")
+    upstream.queue(Sse([chunk("m-steady", "whole"), chunk("m-steady", None, "stop")], gates={1: finish}),
+                   model="m-steady")
+    headers = {"authorization": f"Bearer {FILE_API_TOKEN}"}
+
+    def ask(model: str):
+        body = {"model": model, "messages": [{"role": "user", "content": "x"}], "stream": True}
+        return httpx.stream("POST", f"{url}/v1/chat/completions", json=body, headers=headers, timeout=30)
+
+    # Both streams are open at once; the cut one ends first, the healthy one after it.
+    with ask("m-cut") as broken, ask("m-steady") as steady:
+        broken_chunks, steady_chunks = broken.iter_raw(), steady.iter_raw()
+        read_until(broken_chunks, b"partial")
+        read_until(steady_chunks, b"whole")
+        cut.set()
+        broken_rest = b"".join(broken_chunks)
+        cut_line = wait_for_request_line(log_path, "cutter/m-cut")
+        finish.set()
+        steady_rest = b"".join(steady_chunks)
+    steady_line = wait_for_request_line(log_path, "steady/m-steady")
+
+    assert b'"code":"stream_interrupted"' in broken_rest and b"[DONE]" in steady_rest
+    assert (cut_line["status"], cut_line["gone"], cut_line["failure"]) == ("200", None, "cut")
+    assert (steady_line["status"], steady_line["gone"], steady_line["failure"]) == ("200", None, None)
+    assert cut_line.group(0).rstrip().endswith(" via cutter/m-cut stream failed: cut")
+    # The Worker's own warning, as `wrangler tail` shows it in production, names the request.
+    request_id = broken.headers["x-request-id"]
+    assert request_id != steady.headers["x-request-id"]
+    assert f"stream failed: cut (via cutter/m-cut, request {request_id})" in log_path.read_text(errors="replace")
+
+
+def test_a_translated_stream_ended_too_soon_is_marked(dev, upstream):
+    url, log_path = dev
+    add_provider(url, upstream, "short", "m-short", priority=7)
+    upstream.queue(Sse([chunk("m-short", "Hel")], done=False), model="m-short")
+    headers = {"authorization": f"Bearer {FILE_API_TOKEN}", "anthropic-version": "2023-06-01"}
+    body = {"model": "m-short", "max_tokens": 8, "stream": True, "messages": [{"role": "user", "content": "x"}]}
+
+    text = httpx.post(f"{url}/v1/messages", json=body, headers=headers, timeout=30).text
+    line = wait_for_request_line(log_path, "short/m-short")
+
+    assert "event: error" in text and "message_stop" not in text
+    assert (line["path"], line["status"], line["failure"]) == ("/v1/messages", "200", "truncated")
 
 
 class PtyOutput:

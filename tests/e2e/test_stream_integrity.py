@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import httpx
 import pytest
@@ -23,6 +24,17 @@ def stream(api) -> tuple[int, dict, list[str]]:
 @pytest.fixture
 def pair(add_provider):
     return add_provider(name="A", priority=1, models=["m"], timeout_ms=1000), add_provider(name="B", priority=2, models=["m"])
+
+
+def logged(gateway, text: str) -> bool:
+    """Whether ``text`` reaches the runtime's log within a few seconds: workerd's log crosses a
+    pipe to its host process, so it may land after the caller has read the stream's end."""
+    deadline = time.monotonic() + 10
+    while text not in gateway.log():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)  # polling the log for the line
+    return True
 
 
 def good_stream() -> Sse:
@@ -69,13 +81,14 @@ def test_keep_alive_comments_before_the_first_event_are_forwarded(api, pair, ups
 
 
 @pytest.mark.parametrize(
-    ("upstream_end", "code"),
+    ("upstream_end", "code", "reason"),
     [
-        pytest.param({"done": False}, "stream_truncated", id="closed-without-done"),
-        pytest.param({"done": False, "reset": True}, "stream_interrupted", id="connection-reset"),
+        pytest.param({"done": False}, "stream_truncated", "truncated", id="closed-without-done"),
+        pytest.param({"done": False, "reset": True}, "stream_interrupted", "cut", id="connection-reset"),
     ],
 )
-def test_cut_after_the_first_chunk_ends_with_a_stream_error(api, pair, upstream, upstream_end, code):
+def test_cut_after_the_first_chunk_ends_with_a_stream_error(gateway, api, pair, upstream, upstream_end, code,
+                                                            reason):
     upstream.queue(Sse([chunk("m", "partial"), chunk("m", " answ")], **upstream_end))
 
     status, headers, events = stream(api)
@@ -86,6 +99,8 @@ def test_cut_after_the_first_chunk_ends_with_a_stream_error(api, pair, upstream,
     error = json.loads(events[-1])["error"]
     assert (error["type"], error["code"]) == ("stream_error", code)
     assert "[DONE]" not in events
+    # One warning for `wrangler tail`, naming the answer's request id.
+    assert logged(gateway, f"stream failed: {reason} (via A/m, request {headers['x-request-id']})")
 
 
 def test_finish_reason_without_done_is_complete(api, pair, upstream):
@@ -97,16 +112,17 @@ def test_finish_reason_without_done_is_complete(api, pair, upstream):
     assert not any('"stream_error"' in e for e in events)
 
 
-def test_stall_ends_the_stream_with_a_stream_error(api, admin, pair, upstream):
+def test_stall_ends_the_stream_with_a_stream_error(gateway, api, admin, pair, upstream):
     admin.put("/settings", json={"stream_stall_ms": 300}).raise_for_status()
     never = threading.Event()
     upstream.queue(Sse([chunk("m", "start"), chunk("m", "never sent")], gates={1: never}))
 
-    _, _, events = stream(api)
+    _, headers, events = stream(api)
 
     error = json.loads(events[-1])["error"]
     assert (error["type"], error["code"]) == ("stream_error", "stream_stalled")
     assert len(events) == 2
+    assert logged(gateway, f"stream failed: stalled (via A/m, request {headers['x-request-id']})")
 
 
 def test_every_stream_failing_before_the_first_chunk_is_an_honest_error(api, pair, upstream):

@@ -24,7 +24,7 @@ __all__ = ["answer", "chat_completions"]
 def _served(call: Call, served: Served, stream_stall_ms: int) -> JsResponse:
     routing = routing_headers(served)
     if isinstance(served.handle, OpenedStream):
-        relay = Relay(served.handle, stream_stall_ms, routing[h.ROUTED_VIA])
+        relay = Relay(served.handle, stream_stall_ms, routing[h.ROUTED_VIA], routing[h.REQUEST_ID])
         # The pump outlives the handler: the answer's body is fed while the caller reads it.
         call.ctx.waitUntil(tasks.start(relay.run()))
         return respond(relay.readable, 200, sse_headers(routing))

@@ -23,6 +23,7 @@ from gateway.core.outcome import Exhausted, LoopResult, Served
 from gateway.core.trail import Trail, attempts_header, header_safe, trail_header
 from gateway.errors import NotFoundError, PermissionDeniedError, RoutingError
 from gateway.routes import Call
+from gateway.requestid import next_request_id
 from gateway.upstream.openai import CHAT, Body, Endpoint, JsonBody, OpenAIUpstream
 from gateway.upstream.openrouter import PinnedUpstream
 from gateway.wire import headers as h
@@ -112,8 +113,9 @@ def routed_via(candidate: Candidate) -> str:
 
 
 def routing_headers(served: Served) -> dict[str, str]:
-    """``X-Routed-Via``, ``X-Fallback-From`` when another model served, and the trail."""
-    routing = {h.ROUTED_VIA: routed_via(served.candidate)}
+    """``X-Routed-Via``, ``X-Fallback-From`` when another model served, the trail, and a new
+    ``X-Request-Id`` (``gateway/requestid.py``): call it once per answer."""
+    routing = {h.ROUTED_VIA: routed_via(served.candidate), h.REQUEST_ID: next_request_id()}
     if served.degraded_from is not None:
         routing[h.FALLBACK_FROM] = header_safe(served.degraded_from)
     return routing | trail_headers(served.trail)

@@ -115,7 +115,9 @@ def _stream(
     translator = plan.translator(served.candidate.model, input_estimate)
     key = served.candidate.key
     secret = config.key_memo.plain(key) if key is not None else None
-    relay = TranslatedRelay(served.handle, config.settings.stream_stall_ms, headers[h.ROUTED_VIA], translator, secret)
+    relay = TranslatedRelay(
+        served.handle, config.settings.stream_stall_ms, headers[h.ROUTED_VIA], translator, secret, headers[h.REQUEST_ID]
+    )
     call.ctx.waitUntil(tasks.start(relay.run()))
     stream_headers = {"content-type": translator.media_type, "cache-control": "no-cache", **CORS_HEADERS}
     return respond(relay.readable, 200, stream_headers | headers)

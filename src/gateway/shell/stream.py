@@ -6,6 +6,12 @@ bytes as they are and makes sure the caller never gets a truncated answer that l
 an upstream error, a close without a proper end, or a stall ends the stream with an in-band
 ``stream_error`` event and no ``[DONE]``.
 
+Such an end is a ``StreamFailure``, and ``log_failure`` reports each on the ``fllmapi`` logger, one
+warning line naming the request's id (``X-Request-Id``), as ``wrangler tail`` shows it; the dev
+runtimes read that line to mark the request's own (scripts/runtime/logline.mjs). The status was
+sent long before, so the log is where such an end shows. ``translation.TranslatedRelay`` ends its
+streams the same ways and reports them alike.
+
 Python does no work per chunk on a healthy stream: the bytes move by a native ``pipeTo`` into an
 ``IdentityTransformStream`` (workerd's native stream: no JavaScript runs per chunk either, where a
 spec ``TransformStream`` would wake the isolate for every chunk); Python wakes a few times per
@@ -15,8 +21,10 @@ stall period and once at the end (see ``Relay``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import js
@@ -27,7 +35,9 @@ from gateway.core.sse import TAIL_BYTES, First, FirstEvent, ended_properly, firs
 from gateway.shell.http import UpstreamResponse, fulfilled, plain, settled, unawaited
 from gateway.shell.tasks import Later
 
-__all__ = ["STALL_CHECKS", "OpenedStream", "Relay", "open_stream"]
+__all__ = ["STALL_CHECKS", "OpenedStream", "Relay", "StreamFailure", "failure_message", "log_failure", "open_stream"]
+
+logger = logging.getLogger("fllmapi")
 
 # A first event larger than this is content by any measure: stop buffering and forward it.
 FIRST_EVENT_MAX_BYTES = 64 * 1024
@@ -36,6 +46,49 @@ STALL_CHECKS = 4
 # One drain read takes up to this many queued bytes at once (BYOB).
 _DRAIN_BYTES = 64 * 1024
 _NOTHING_YET = "nothing yet"
+
+
+class StreamFailure(Enum):
+    """Why a stream that had started ended with the relay's own error event; the value is the
+    word the log uses. A caller who went away is none: no one is told, nothing failed."""
+
+    CUT = "cut"  # the upstream stream failed or was cut
+    STALLED = "stalled"  # no bytes from the upstream for a stall period
+    TRUNCATED = "truncated"  # the upstream closed before the answer was complete
+    GATEWAY = "gateway error"  # the relay itself failed
+
+
+# What the caller reads after the upstream's name (a stall's message names its period).
+_MESSAGES = {
+    StreamFailure.CUT: "the upstream stream failed",
+    StreamFailure.TRUNCATED: "the upstream stream ended before the answer was complete",
+    StreamFailure.GATEWAY: "the gateway failed while relaying the stream",
+}
+# The pass-through stream_error's code.
+_CODES = {
+    StreamFailure.CUT: "stream_interrupted",
+    StreamFailure.STALLED: "stream_stalled",
+    StreamFailure.TRUNCATED: "stream_truncated",
+    StreamFailure.GATEWAY: "stream_interrupted",
+}
+
+
+def failure_message(failure: StreamFailure, label: str, stall_s: float) -> str:
+    """The caller's message for ``failure`` of the stream from ``label`` (``provider/model``),
+    whose stall period is ``stall_s`` seconds."""
+    if failure is StreamFailure.STALLED:
+        return f"{label}: no data from the upstream for {round(stall_s)}s"
+    return f"{label}: {_MESSAGES[failure]}"
+
+
+def log_failure(failure: StreamFailure, label: str, request_id: str | None) -> None:
+    """Warn ``stream failed: <failure> (via <label>, request <request_id>)``, without the request
+    part when there is no id. No key and no byte of the stream: the label is the routed-via name.
+    The dev runtimes parse this line (logline.mjs, ``StreamFailures``): keep the two in step."""
+    if request_id is None:
+        logger.warning("stream failed: %s (via %s)", failure.value, label)
+    else:
+        logger.warning("stream failed: %s (via %s, request %s)", failure.value, label, request_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,12 +140,16 @@ class Relay:
     just the last bytes (to judge the ending). A stream over before the watchdog's first look
     (most are) costs Python three awaits: the head's write, the pipe and one read of the branch;
     the last writes to the caller are not awaited.
+
+    ``label``: the upstream's ``provider/model``, named in the stream_error; ``request_id``: the
+    answer's ``X-Request-Id``, named in the log when the stream fails (``log_failure``).
     """
 
-    def __init__(self, opened: OpenedStream, stall_ms: int, label: str) -> None:
+    def __init__(self, opened: OpenedStream, stall_ms: int, label: str, request_id: str | None = None) -> None:
         self._opened = opened
         self._stall_s = stall_ms / 1000
         self._label = label
+        self._request_id = request_id
         self._tail = opened.head[-TAIL_BYTES:]
         self._watch_reader: Any = None
         self._pending_read: Any = None
@@ -115,16 +172,20 @@ class Relay:
         self._writer.releaseLock()
         self._writer = None
         try:
-            ending = await self._forward()
+            failure = await self._forward()
         except Exception:  # noqa: BLE001 - a bug here must still end the caller's stream honestly
-            ending = (f"{self._label}: the gateway failed while relaying the stream", "stream_interrupted")
+            failure = StreamFailure.GATEWAY
         writer = self._writer or self._pipe.writable.getWriter()  # _forward takes it after the pipe
-        if ending is not None:
-            unawaited(writer.write(to_js(stream_error_event(*ending))))
+        if failure is not None:
+            # Logged before the stream ends: the dev runtimes print the request's line at its end
+            # and look for this one then.
+            log_failure(failure, self._label, self._request_id)
+            message = failure_message(failure, self._label, self._stall_s)
+            unawaited(writer.write(to_js(stream_error_event(message, _CODES[failure]))))
         unawaited(writer.close())
 
-    async def _forward(self) -> tuple[str, str] | None:
-        """Pipe the rest; None when it ended properly, else the stream_error to send."""
+    async def _forward(self) -> StreamFailure | None:
+        """Pipe the rest; None when it ended properly or the caller went away, else how it failed."""
         self._opened.reader.releaseLock()
         to_caller, watched = self._opened.answer.body.tee()
         self._watch_reader = watched.getReader(plain({"mode": "byob"}))
@@ -146,10 +207,7 @@ class Relay:
             await fulfilled(cancelled)
             if caller_gone:
                 return None  # no one to tell
-            if self._stalled:
-                seconds = round(self._stall_s)
-                return (f"{self._label}: no data from the upstream for {seconds}s", "stream_stalled")
-            return (f"{self._label}: the upstream stream failed", "stream_interrupted")
+            return StreamFailure.STALLED if self._stalled else StreamFailure.CUT
         while not self._ended:
             fresh = self._pending_read is None
             read = await self._drain(wait=True)
@@ -158,9 +216,9 @@ class Relay:
             if fresh and 0 < read < _DRAIN_BYTES:
                 break
         if self._failed:
-            return (f"{self._label}: the upstream stream failed", "stream_interrupted")
+            return StreamFailure.CUT
         if not ended_properly(self._tail):
-            return (f"{self._label}: the upstream stream ended before the answer was complete", "stream_truncated")
+            return StreamFailure.TRUNCATED
         return None
 
     async def _watch(self, last_progress: float) -> None:

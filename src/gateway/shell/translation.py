@@ -2,7 +2,10 @@
 
 Like ``stream.Relay`` it takes over after the first upstream event (a bad start has already failed
 over) and never lets a cut, failed or stalled upstream look like a finished answer: the
-translator's ``fail`` ends the stream instead of its ``end``.
+translator's ``fail`` ends the stream instead of its ``end``, and the failure is logged
+(``stream.log_failure``). A stream the upstream ended with an error event of its own is not: the
+translator has already ended it with that error (its ``fail`` then returns nothing), as
+``stream.Relay`` passes such an end on as it came.
 
 What a translated stream costs is how often the isolate wakes into Python: on workerd each wake
 from the event loop (an awaited promise, a promise callback) costs far more than the translation
@@ -38,7 +41,7 @@ import js
 from pyodide.ffi import JsException, to_js
 
 from gateway.shell.http import fulfilled, plain, settled, unawaited
-from gateway.shell.stream import STALL_CHECKS, OpenedStream
+from gateway.shell.stream import STALL_CHECKS, OpenedStream, StreamFailure, failure_message, log_failure
 from gateway.shell.tasks import Later
 from gateway.surfaces.contract import StreamTranslator
 
@@ -66,14 +69,23 @@ class TranslatedRelay:
     its end, translating it batch by batch (give it to waitUntil)."""
 
     def __init__(
-        self, opened: OpenedStream, stall_ms: int, label: str, translator: StreamTranslator, secret: str | None = None
+        self,
+        opened: OpenedStream,
+        stall_ms: int,
+        label: str,
+        translator: StreamTranslator,
+        secret: str | None = None,
+        request_id: str | None = None,
     ) -> None:
-        """``secret``: the provider key the upstream was sent; never passed on, should the
-        upstream echo it in an error the translator turns into the surface's own event."""
+        """``label``: the upstream's ``provider/model``, named in the surface's error event;
+        ``secret``: the provider key the upstream was sent; never passed on, should the upstream
+        echo it in an error the translator turns into the surface's own event; ``request_id``:
+        the answer's ``X-Request-Id``, named in the log when the stream fails."""
         self._opened = opened
         self._translator = translator
         self._stall_s = stall_ms / 1000
         self._label = label
+        self._request_id = request_id
         self._secret = secret.encode() if secret else b""
         self._progress = time.monotonic()  # when bytes last came from the upstream
         self._over = False  # the caller's side is closed, or the caller went away
@@ -172,7 +184,7 @@ class TranslatedRelay:
                 self._over = True
         except Exception:  # noqa: BLE001 - a bug here must still end the caller's stream honestly
             self._over = True
-            out = translator.fail(f"{self._label}: the gateway failed while relaying the stream")
+            out = self._fail(StreamFailure.GATEWAY)
         return self._scrubbed(out)
 
     def _ending(self) -> bytes:
@@ -184,18 +196,27 @@ class TranslatedRelay:
         try:
             out = translator.feed(b"\n\n")  # a last event may lack its blank line
             if self._relay_failed:
-                out = translator.fail(f"{self._label}: the gateway failed while relaying the stream")
+                out = self._fail(StreamFailure.GATEWAY)
             elif translator.complete:
                 out += translator.end()
             elif self._stalled:
-                out += translator.fail(f"{self._label}: no data from the upstream for {round(self._stall_s)}s")
+                out += self._fail(StreamFailure.STALLED)
             elif self._upstream_failed:
-                out += translator.fail(f"{self._label}: the upstream stream failed")
+                out += self._fail(StreamFailure.CUT)
             else:
-                out += translator.fail(f"{self._label}: the upstream stream ended before the answer was complete")
+                out += self._fail(StreamFailure.TRUNCATED)
         except Exception:  # noqa: BLE001 - as in _translate
-            out = translator.fail(f"{self._label}: the gateway failed while relaying the stream")
+            out = self._fail(StreamFailure.GATEWAY)
         return self._scrubbed(out)
+
+    def _fail(self, failure: StreamFailure) -> bytes:
+        """The surface's error event for ``failure``, logged before it is sent (the dev runtimes
+        look for the line when the stream ends); ``b""``, and nothing logged, when the stream has
+        already ended: the upstream's own error event ended it (the translator's contract)."""
+        out = self._translator.fail(failure_message(failure, self._label, self._stall_s))
+        if out:
+            log_failure(failure, self._label, self._request_id)
+        return out
 
     async def _watch(self) -> None:
         """No bytes from the upstream for a whole stall period aborts the upstream request; the

@@ -4,6 +4,8 @@ ROUTED_VIA = "X-Routed-Via"
 FALLBACK_FROM = "X-Fallback-From"
 FALLBACK_ATTEMPTS = "X-Fallback-Attempts"
 FALLBACK_TRAIL = "X-Fallback-Trail"
+# Each routed answer's id, named by the Worker's log lines about it (gateway/requestid.py).
+REQUEST_ID = "X-Request-Id"
 RETRY_AFTER = "Retry-After"
 # The loop guard's mark on every upstream request: the deployments it passed through (core/hop.py).
 HOP = "X-Fllmapi-Hop"
@@ -17,4 +19,4 @@ RATE_LIMIT = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
 TOKEN_HEADERS = ("authorization", "x-api-key", "x-goog-api-key")
 
 # Headers a browser client may read from a cross-origin answer.
-EXPOSED = (ROUTED_VIA, FALLBACK_FROM, FALLBACK_ATTEMPTS, FALLBACK_TRAIL, RETRY_AFTER, *RATE_LIMIT)
+EXPOSED = (ROUTED_VIA, FALLBACK_FROM, FALLBACK_ATTEMPTS, FALLBACK_TRAIL, REQUEST_ID, RETRY_AFTER, *RATE_LIMIT)
