@@ -32,6 +32,10 @@ TESTCLOCK = ROOT / ".cache" / "testclock.so"
 __all__ = ["Gateway", "ROOT", "RUNTIMES", "free_port", "runtime_command"]
 
 
+# Starts of a runtime whose port was taken meanwhile, before giving up.
+PORT_TRIES = 3
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -85,25 +89,32 @@ class Gateway:
             "TESTCLOCK_FILE": str(clock_path),
             **(extra_env or {}),
         }
-        args = runtime_command(
-            runtime,
-            "--port", str(free_port()),
-            "--persist-to", str(persist_to),
-            "--env-file", str(workdir / "absent.dev.vars"),
-            node_args=node_args,
-        )
-        log = log_path.open("wb")
-        process = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while time.monotonic() < deadline:
-            found = READY.search(log_path.read_text(errors="replace"))
-            if found:
-                return cls(found.group(1), process, log_path, persist_to, api_token, admin_token, encryption_key,
-                           clock_path, runtime)
-            if process.poll() is not None:
+        # A port found free may be taken before the runtime binds it (an outgoing connection's
+        # source port comes from the same range): the runtime then says so and exits, and another
+        # port is tried.
+        for _ in range(PORT_TRIES):
+            args = runtime_command(
+                runtime,
+                "--port", str(free_port()),
+                "--persist-to", str(persist_to),
+                "--env-file", str(workdir / "absent.dev.vars"),
+                node_args=node_args,
+            )
+            log = log_path.open("wb")
+            process = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+            deadline = time.monotonic() + STARTUP_TIMEOUT_S
+            while time.monotonic() < deadline:
+                found = READY.search(log_path.read_text(errors="replace"))
+                if found:
+                    return cls(found.group(1), process, log_path, persist_to, api_token, admin_token, encryption_key,
+                               clock_path, runtime)
+                if process.poll() is not None:
+                    break
+                time.sleep(0.05)  # polling a log file for the start-up line, not timing a behaviour
+            process.kill()
+            process.wait()
+            if "already in use" not in log_path.read_text(errors="replace"):
                 break
-            time.sleep(0.05)  # polling a log file for the start-up line, not timing a behaviour
-        process.kill()
         raise RuntimeError(f"{runtime} runtime did not start:\n{log_path.read_text(errors='replace')}")
 
     def advance_clock(self, ms: int) -> int:
