@@ -55,6 +55,7 @@ __all__ = [
 
 Handler = Callable[[Call], Awaitable[JsResponse]]
 
+
 def _json_door(endpoint: Endpoint, kind: Kind, wire: type[OpenAIRequest]) -> Handler:
     """A handler for a JSON endpoint whose body ``wire`` validates."""
 
