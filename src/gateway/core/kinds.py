@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import StrEnum
 
-__all__ = ["KIND_PATTERNS", "Kind", "infer_kind", "kind_of", "single_model"]
+__all__ = ["KIND_NAMES", "KIND_PATTERNS", "Kind", "infer_kind", "kind_of", "single_model"]
 
 
 class Kind(StrEnum):
@@ -25,6 +25,9 @@ class Kind(StrEnum):
     SPEECH = "speech"
     IMAGE = "image"
 
+
+# The kinds as a provider's ``models`` entry names them (D1 rows, the admin API).
+KIND_NAMES = frozenset(kind.value for kind in Kind)
 
 # Substrings of a model id that tell its kind, checked in this order (README: "Model kinds").
 KIND_PATTERNS: tuple[tuple[str, Kind], ...] = (

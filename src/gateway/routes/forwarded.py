@@ -26,15 +26,16 @@ from gateway.core.clients import Caller
 from gateway.core.config import Config
 from gateway.core.kinds import Kind
 from gateway.core.outcome import CallerError, Served
-from gateway.errors import InvalidRequestError, ProviderError, RoutingError
+from gateway.errors import InvalidRequestError, ProviderError
 from gateway.routes import Call
 from gateway.routes.auth import require_api
 from gateway.routes.body import read_json, read_upload, validate
 from gateway.routes.chat import answer
-from gateway.routes.routing import exhausted_error, route, routed_via, routing_headers, trail_headers
-from gateway.routes.surface import upstream_message
+from gateway.routes.routing import exhausted_error, route, routing_headers
+from gateway.routes.surface import refusal_error
 from gateway.shell.http import JsResponse
 from gateway.shell.multipart import parse_form, require_multipart
+from gateway.surfaces.contract import compact
 from gateway.surfaces.embeddings import Vectors, read_vectors
 from gateway.upstream.openai import EMBEDDINGS, Endpoint, JsonBody
 from gateway.wire import headers as h
@@ -114,14 +115,10 @@ async def embed(call: Call, config: Config, caller: Caller, body: dict[str, Any]
     per input. Raises ``GatewayError``s for the surface to render: the upstream's own 4xx with its
     status, 502 for an answer that holds no vectors or not one per input, and the honest error
     when nothing served."""
-    raw = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    raw = compact(body).encode()
     result = await route(call, config, JsonBody(raw, body), body.get("model"), False, caller, EMBEDDINGS, Kind.EMBEDDING)
     if isinstance(result, CallerError):
-        observed = result.observed
-        headers = {h.ROUTED_VIA: routed_via(result.candidate), **trail_headers(result.trail)}
-        status = observed.status or 400
-        type_, code = ("invalid_request_error", "invalid_request") if status < 500 else ("provider_error", "upstream_failed")
-        raise RoutingError(status, type_, code, upstream_message(observed.body), headers=headers)
+        raise refusal_error(result)
     if not isinstance(result, Served):
         raise exhausted_error(result)
     headers = routing_headers(result)

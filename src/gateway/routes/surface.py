@@ -21,7 +21,7 @@ from gateway.core.classify import error_message
 from gateway.core.clients import Caller
 from gateway.core.config import Config
 from gateway.core.outcome import CallerError, Served
-from gateway.errors import GatewayError, InvalidRequestError, ProviderError
+from gateway.errors import GatewayError, InvalidRequestError, ProviderError, RoutingError
 from gateway.responses import CORS_HEADERS, json_response
 from gateway.routes import Call
 from gateway.routes.body import read_json, validate
@@ -36,7 +36,17 @@ from gateway.upstream.openai import JsonBody
 from gateway.wire import headers as h
 from gateway.wire.chat import ChatRequest
 
-__all__ = ["ErrorRenderer", "Plan", "error_answer", "read_object", "serve", "speaks", "speaks_as", "upstream_message"]
+__all__ = [
+    "ErrorRenderer",
+    "Plan",
+    "error_answer",
+    "read_object",
+    "refusal_error",
+    "serve",
+    "speaks",
+    "speaks_as",
+    "upstream_message",
+]
 
 # (status, OpenAI-style error type, message) -> the surface's error body.
 ErrorRenderer = Callable[[int, str, str], Any]
@@ -135,10 +145,15 @@ async def serve(call: Call, config: Config, plan: Plan, caller: Caller) -> JsRes
             return _stream(call, config, result, plan, headers, estimate_tokens(plan.chat, text))
         return await _answer(result, plan, headers)
     if isinstance(result, CallerError):
-        observed = result.observed
-        status = observed.status or 400
-        headers = {h.ROUTED_VIA: routed_via(result.candidate), **trail_headers(result.trail)}
-        kind = "invalid_request_error" if status < 500 else "provider_error"
-        body = plan.render_error(status, kind, upstream_message(observed.body))
-        return json_response(body, status, headers)
+        return error_answer(plan.render_error, refusal_error(result))
     raise exhausted_error(result)
+
+
+def refusal_error(result: CallerError) -> RoutingError:
+    """The upstream's own refusal of the caller's request (a 4xx, SPEC §4) as an error a translated
+    surface renders in its shape: its status, its message, and the routing headers."""
+    observed = result.observed
+    status = observed.status or 400
+    headers = {h.ROUTED_VIA: routed_via(result.candidate), **trail_headers(result.trail)}
+    type_, code = ("invalid_request_error", "invalid_request") if status < 500 else ("provider_error", "upstream_failed")
+    return RoutingError(status, type_, code, upstream_message(observed.body), headers=headers)

@@ -19,7 +19,7 @@ from pyodide.ffi import JsException
 
 from gateway.core.clients import Client
 from gateway.core.config import Provider, ProviderKey, SealedKey
-from gateway.core.kinds import Kind
+from gateway.core.kinds import KIND_NAMES, Kind
 from gateway.core.pinning import Pin, Ranked
 from gateway.errors import ConflictError, StorageError
 
@@ -60,7 +60,6 @@ PROVIDER_COLUMNS = (
     "timeout_ms",
     "enabled",
 )
-_KIND_VALUES = frozenset(Kind)
 _SELECT_PROVIDERS = "SELECT * FROM providers ORDER BY priority, id"
 _KEY_FIELDS = "id, provider_id, encrypted_key, iv, auth_tag, enabled"
 _SELECT_KEYS = f"SELECT {_KEY_FIELDS} FROM provider_keys ORDER BY provider_id, id"
@@ -108,7 +107,7 @@ def _model_entries(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, Kind], 
         if not isinstance(model, str) or not model:
             continue
         models.append(model)
-        if isinstance(entry, dict) and entry.get("kind") in _KIND_VALUES:
+        if isinstance(entry, dict) and entry.get("kind") in KIND_NAMES:
             kinds.append((model, Kind(entry["kind"])))
     return tuple(models), tuple(kinds)
 

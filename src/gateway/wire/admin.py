@@ -9,9 +9,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from gateway.core.kinds import Kind
-
-_KIND_VALUES = frozenset(Kind)
+from gateway.core.kinds import KIND_NAMES, Kind
 
 __all__ = [
     "MAX_ID",
@@ -73,7 +71,7 @@ def _model_entries(value: list[object]) -> list[str | dict[str, str]]:
             kept: str | dict[str, str] = model
         elif isinstance(entry, dict) and set(entry) == {"id", "kind"} and isinstance(entry["id"], str):
             model = entry["id"].strip()
-            if entry["kind"] not in _KIND_VALUES:
+            if entry["kind"] not in KIND_NAMES:
                 raise ValueError(f"the kind of '{model}' must be one of {_KINDS}")
             kept = {"id": model, "kind": entry["kind"]}
         else:
