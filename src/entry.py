@@ -14,6 +14,7 @@ from typing import Any
 
 from workers import Request, WorkerEntrypoint
 
+from gateway import isolate, meter
 from gateway.core.classify import redact
 from gateway.errors import GatewayError, MethodNotAllowedError, NotFoundError, error_body
 from gateway.responses import PRIVATE_HEADERS, json_response, preflight_response
@@ -32,6 +33,7 @@ from gateway.routes import (
     page,
     platforms,
     responses,
+    usage,
 )
 from gateway.shell.http import IncomingRequest, JsResponse, add_headers
 
@@ -97,6 +99,8 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("POST", "/api/admin/cooldowns/clear", cooldowns.clear_cooldowns),
     ("POST", "/api/admin/cooldowns/verify", cooldowns.verify_cooldowns),
     ("GET", "/api/admin/openrouter", openrouter.status),
+    ("GET", "/api/admin/usage", usage.usage),
+    ("GET", "/api/admin/events", usage.events),
     ("GET", "/api/admin/platforms", platforms.list_platforms),
     ("POST", "/api/admin/models/fetch", platforms.fetch_models),
 ]
@@ -144,21 +148,25 @@ class Default(WorkerEntrypoint):
         call = None
         try:
             handler, params = match(incoming.method, incoming.path)
-            call = Call(incoming, self.env, self.ctx, params)
+            call = Call(incoming, self.env, self.ctx, params, started_ms=isolate.now_ms())
             response = await handler(call)
         except Exception as exc:  # noqa: BLE001 - the one place errors become answers
             response = error_response(exc)
-        if call is not None and call.answer_headers:
-            add_headers(response, call.answer_headers)
+        if call is not None:
+            if call.answer_headers:
+                add_headers(response, call.answer_headers)
+            meter.finish(call)
         if f"{incoming.path}/".startswith(_ADMIN_PREFIX):
             add_headers(response, PRIVATE_HEADERS)  # errors included: SPEC §14, "admin answers"
         return response
 
     async def scheduled(self, controller: Any) -> None:
-        """The Cron Trigger (``triggers.crons`` in wrangler.jsonc): OpenRouter pinning's refresh
-        (SPEC §15). workerd calls a class entrypoint's handler with the event alone (``env`` and
-        ``ctx`` are the instance's: ``getHandlerFromEntrypointClass`` in workerd's worker.c++), so a
-        handler that also asks for them fails every run."""
+        """The Cron Trigger (``triggers.crons`` in wrangler.jsonc): usage older than 30 days is
+        pruned (SPEC §17), then OpenRouter pinning's refresh (SPEC §15). workerd calls a class
+        entrypoint's handler with the event alone (``env`` and ``ctx`` are the instance's:
+        ``getHandlerFromEntrypointClass`` in workerd's worker.c++), so a handler that also asks
+        for them fails every run."""
+        await usage.prune(self.env.DB)
         refreshed = await openrouter.refresh_candidates(self.env)
         logger.info("cron %s: %d OpenRouter model(s) re-scored", controller.cron, refreshed)
 

@@ -19,6 +19,7 @@ from gateway.core.limits import LimitMemory
 from gateway.core.loop import Clock
 from gateway.core.pinbook import PinBook
 from gateway.core.state import RouterState
+from gateway.core.usage import UsageBook
 from gateway.shell import d1
 
 __all__ = ["CLOCK", "Isolate", "current", "load_config", "now_ms"]
@@ -33,6 +34,7 @@ class Isolate:
     router: RouterState = field(default_factory=RouterState)  # cooldowns and speed memory
     limits: LimitMemory = field(default_factory=LimitMemory)  # what it knows of rate windows
     pins: PinBook = field(default_factory=PinBook)  # OpenRouter pins (SPEC §15)
+    usage: UsageBook = field(default_factory=UsageBook)  # counts not yet written (SPEC §17)
 
 
 _current: Isolate | None = None

@@ -199,7 +199,8 @@ class _Run:
         if failure.kind is FailureKind.CALLER_ERROR:
             return CallerError(candidate, observed, tuple(self.trail))
         key_id = named_key_id(provider, candidate.key)
-        self.trail.append(TrailEntry(provider.name, candidate.model, failure, key_id))
+        used_key_id = candidate.key.id if candidate.key is not None else 0
+        self.trail.append(TrailEntry(provider.name, candidate.model, failure, key_id, provider_id, used_key_id, now_ms))
         if not step.probe:
             ceiling_ms = self.settings.routing_cooldown_ceiling_ms
             self.state.ledger.record_failure(candidate, failure, now_ms, ceiling_ms, started_ms)

@@ -48,6 +48,7 @@ __all__ = [
     "with_provider_member",
     "rank_endpoints",
     "renewal_due",
+    "savings_estimate",
 ]
 
 _MINUTES_PER_DAY = 24 * 60
@@ -424,3 +425,39 @@ def is_openrouter(platform: str, base_url: str, origin: str) -> bool:
         return True
     ours = _origin(base_url)
     return ours is not None and ours == _origin(origin)
+
+
+def _bill(ranked: Ranked) -> float:
+    """Seed 003's bill at ``ranked``'s prices: the estimate's input, ``OPENROUTER_HIT_RATE`` of it
+    read from the cache, and its output."""
+    hit = rules.OPENROUTER_HIT_RATE
+    input_price = hit * ranked.input_cache_read + (1 - hit) * ranked.prompt
+    return (
+        rules.OPENROUTER_ESTIMATE_INPUT_TOKENS * input_price
+        + rules.OPENROUTER_ESTIMATE_OUTPUT_TOKENS * ranked.completion
+    )
+
+
+def savings_estimate(pin: Pin, now_ms: int) -> dict[str, object] | None:
+    """What the pinned endpoint (the lock, else the best candidate) bills against the model's
+    official provider (the first part of its id: ``deepseek`` of ``deepseek/deepseek-v4``) for
+    seed 003's assumed traffic, in USD; ``official_usd`` and ``savings_usd`` are None when the
+    official endpoint is not among the candidates. None with no candidate."""
+    slug = pin.locked(now_ms) or pin.best(now_ms)
+    pinned = next((c for c in pin.candidates if c.slug == slug), None)
+    if pinned is None:
+        return None
+    official_slug = pin.model.split("/")[0].lower()
+    official = next((c for c in pin.candidates if c.slug == official_slug), None)
+    pinned_usd = round(_bill(pinned), 4)
+    official_usd = None if official is None else round(_bill(official), 4)
+    return {
+        "pinned": pinned.slug,
+        "official": None if official is None else official.slug,
+        "input_tokens": rules.OPENROUTER_ESTIMATE_INPUT_TOKENS,
+        "output_tokens": rules.OPENROUTER_ESTIMATE_OUTPUT_TOKENS,
+        "hit_rate": rules.OPENROUTER_HIT_RATE,
+        "pinned_usd": pinned_usd,
+        "official_usd": official_usd,
+        "savings_usd": None if official_usd is None else round(official_usd - pinned_usd, 4),
+    }

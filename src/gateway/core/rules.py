@@ -198,3 +198,15 @@ OPENROUTER_CRON_MAX_MODELS = 40
 # Endpoint fetches the cron keeps open at once: a Worker invocation holds at most 6 connections,
 # and a fetch queued behind them would spend its 3 s timeout waiting.
 OPENROUTER_CRON_CONCURRENCY = 5
+# The bill seed 003 compares a pinned endpoint with the model's official one on: this much input
+# (OPENROUTER_HIT_RATE of it read from the cache) and output.
+OPENROUTER_ESTIMATE_INPUT_TOKENS = 10_000_000
+OPENROUTER_ESTIMATE_OUTPUT_TOKENS = 1_000_000
+
+# --- Usage and health (SPEC §17, core/usage.py) ---
+# An isolate writes its usage buckets at most this often: no D1 write per request.
+USAGE_FLUSH_INTERVAL_MS = MINUTE_MS
+# Buckets older than this are deleted by the cron.
+USAGE_KEEP_MS = 30 * DAY_MS
+# Failures kept as events, in D1 and in an isolate's unflushed book alike.
+USAGE_EVENTS_KEPT = 200

@@ -28,12 +28,17 @@ _PRINTABLE_ASCII = "".join(chr(code) for code in range(0x20, 0x7F))
 @dataclass(frozen=True, slots=True)
 class TrailEntry:
     """One failed attempt: the provider's name, the model, and what went wrong; ``key_id``: the
-    key it used, when the provider has several (else None: the key needs no name)."""
+    key it used, when the provider has several (else None: the key needs no name). For the usage
+    counts (SPEC §17): ``provider_id``, ``used_key_id`` (the key it used, 0 for none) and
+    ``at_ms``, when it failed."""
 
     provider: str
     model: str
     failure: Failure
     key_id: int | None = None
+    provider_id: int = 0
+    used_key_id: int = 0
+    at_ms: int = 0
 
     @property
     def where(self) -> str:

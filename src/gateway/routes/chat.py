@@ -3,16 +3,19 @@ fallback loop, and answer with what served it — or honestly with why nothing d
 
 from __future__ import annotations
 
-from gateway import isolate
+from typing import Any
+
+from gateway import isolate, meter
 from gateway.core.config import Config
 from gateway.core.outcome import CallerError, LoopResult, Served
+from gateway.core.usage import estimate_text, usage_of
 from gateway.responses import CORS_HEADERS, sse_headers
 from gateway.routes import Call
 from gateway.routes.auth import require_api
 from gateway.routes.body import read_json, validate
 from gateway.routes.routing import exhausted_error, route, routed_via, routing_headers, trail_headers
 from gateway.shell import tasks
-from gateway.shell.http import JsResponse, respond
+from gateway.shell.http import JsResponse, UpstreamResponse, read_stream, respond
 from gateway.shell.stream import OpenedStream, Relay
 from gateway.upstream.openai import JsonBody
 from gateway.wire import headers as h
@@ -20,17 +23,43 @@ from gateway.wire.chat import ChatRequest
 
 __all__ = ["answer", "chat_completions"]
 
+# A non-streamed JSON answer is read for its usage up to this size (by its content-length).
+_USAGE_READ_MAX_BYTES = 1024 * 1024
+
 
 def _served(call: Call, served: Served, stream_stall_ms: int) -> JsResponse:
     routing = routing_headers(served)
     if isinstance(served.handle, OpenedStream):
-        relay = Relay(served.handle, stream_stall_ms, routing[h.ROUTED_VIA], routing[h.REQUEST_ID])
+        opened = served.handle
+        on_end = meter.stream_ended(call, opened.head)
+        relay = Relay(opened, stream_stall_ms, routing[h.ROUTED_VIA], routing[h.REQUEST_ID], on_end)
         # The pump outlives the handler: the answer's body is fed while the caller reads it.
         call.ctx.waitUntil(tasks.start(relay.run()))
         return respond(relay.readable, 200, sse_headers(routing))
     answer = served.handle
     content_type = answer.header("content-type") or "application/json"
-    return respond(answer.body, answer.status, {"content-type": content_type, **CORS_HEADERS, **routing})
+    body = answer.body
+    if body is not None and _usage_readable(answer, content_type):
+        # The caller's copy goes natively; the other is read after the answer is returned, for
+        # the usage the body states (SPEC §17).
+        body, counted = body.tee()
+        call.visit.deferred = True
+        call.ctx.waitUntil(tasks.start(_count_answer(call, counted)))
+    return respond(body, answer.status, {"content-type": content_type, **CORS_HEADERS, **routing})
+
+
+def _usage_readable(answer: UpstreamResponse, content_type: str) -> bool:
+    """A JSON answer small enough to read for its usage (an image's base64 is not worth reading)."""
+    if "json" not in content_type:
+        return False
+    length = answer.header("content-length")
+    return length is None or not length.isdigit() or int(length) <= _USAGE_READ_MAX_BYTES
+
+
+async def _count_answer(call: Call, counted: Any) -> None:
+    data = await read_stream(counted)
+    tokens = usage_of(data)
+    meter.ended(call, tokens, 0 if tokens is not None else estimate_text(len(data)))
 
 
 def _caller_error(result: CallerError) -> JsResponse:

@@ -20,12 +20,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gateway import isolate
+from gateway import isolate, meter
 from gateway.core import rules
 from gateway.core.clients import Caller
 from gateway.core.config import Config
 from gateway.core.kinds import Kind
 from gateway.core.outcome import CallerError, Served
+from gateway.core.usage import usage_of
 from gateway.errors import InvalidRequestError, ProviderError
 from gateway.routes import Call
 from gateway.routes.auth import require_api
@@ -123,6 +124,7 @@ async def embed(call: Call, config: Config, caller: Caller, body: dict[str, Any]
         raise exhausted_error(result)
     headers = routing_headers(result)
     text = await result.handle.text()
+    meter.ended(call, usage_of(text.encode()))
     inputs = body["input"]
     try:
         vectors = read_vectors(json.loads(text))

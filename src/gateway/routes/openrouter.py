@@ -16,7 +16,7 @@ from typing import Any
 
 from gateway import isolate
 from gateway.core import rules
-from gateway.core.pinning import Pin, candidates_fresh, pin_refreshed
+from gateway.core.pinning import Pin, candidates_fresh, pin_refreshed, savings_estimate
 from gateway.responses import json_response
 from gateway.routes import Call
 from gateway.routes.admin import admin_config
@@ -39,6 +39,7 @@ def _pin_json(pin: Pin, now_ms: int) -> dict[str, Any]:
         "failures": pin.failures,
         "switches": pin.switches,
         "refreshed_at": pin.refreshed_at_ms,
+        "estimate": savings_estimate(pin, now_ms),
     }
 
 

@@ -10,7 +10,7 @@ nothing served. What a surface does with a ``Served`` answer is its own business
 
 from __future__ import annotations
 
-from gateway import isolate
+from gateway import isolate, meter
 from gateway.core import rules
 from gateway.core.aliases import resolve_alias
 from gateway.core.attempt import Attempt, Candidate
@@ -21,6 +21,7 @@ from gateway.core.kinds import Kind, single_model
 from gateway.core.loop import run_loop
 from gateway.core.outcome import Exhausted, LoopResult, Served
 from gateway.core.trail import Trail, attempts_header, header_safe, trail_header
+from gateway.core.usage import estimate_text
 from gateway.errors import NotFoundError, PermissionDeniedError, RoutingError
 from gateway.routes import Call
 from gateway.requestid import next_request_id
@@ -48,7 +49,8 @@ async def route(
     upstream; a named client's allow-list limits the chain). Only models of ``kind`` are tried
     (SPEC §12.6), and for a ``single_model`` kind only one model. Chat requests to OpenRouter are
     pinned (SPEC §15, ``upstream/openrouter.py``), writing to ``call``'s D1 in its ``waitUntil``.
-    Raises ``PermissionDeniedError`` (403) for a model outside the allow-list, ``NotFoundError``
+    The request is counted (SPEC §17, ``gateway.meter``): its failed attempts at once, itself when
+    its answer ends. Raises ``PermissionDeniedError`` (403) for a model outside the allow-list, ``NotFoundError``
     (404) for a single-model kind's model that no provider declares as that kind, and for a kind
     other than chat that no provider declares at all."""
     state = isolate.current().router
@@ -85,7 +87,16 @@ async def route(
         attempt: Attempt = PinnedUpstream(config, body, stream, caller.hops, call.env.DB, call.ctx, deadline_ms, endpoint)
     else:
         attempt = OpenAIUpstream(config, body, stream, caller.hops, endpoint)
-    return await run_loop(chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK)
+    counted = meter.visit(call, caller.client.id if caller.client else 0, _input_estimate(body))
+    result = await run_loop(chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK)
+    counted.routed(result, model, isolate.now_ms())
+    return result
+
+
+def _input_estimate(body: Body) -> int:
+    """The prompt's tokens by its size (SPEC §17, for an answer that reports no usage); an upload's
+    are not text."""
+    return estimate_text(len(body.raw)) if isinstance(body, JsonBody) else 0
 
 
 def caller_catalog(config: Config, caller: Caller) -> list[tuple[str, str]]:

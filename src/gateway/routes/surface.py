@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
-from gateway import isolate
+from gateway import isolate, meter
 from gateway.core.classify import error_message
 from gateway.core.clients import Caller
 from gateway.core.config import Config
 from gateway.core.outcome import CallerError, Served
+from gateway.core.usage import Tokens, estimate_text
 from gateway.errors import GatewayError, InvalidRequestError, ProviderError, RoutingError
 from gateway.responses import CORS_HEADERS, json_response
 from gateway.routes import Call
@@ -109,13 +110,16 @@ async def read_object(call: Call, config: Config) -> dict[str, Any]:
     return data
 
 
-async def _answer(served: Served, plan: Plan, headers: dict[str, str]) -> JsResponse:
+async def _answer(call: Call, served: Served, plan: Plan, headers: dict[str, str]) -> JsResponse:
     text = await served.handle.text()
     try:
         body = json.loads(text)
     except ValueError as exc:
         raise ProviderError(f"{headers[h.ROUTED_VIA]}: the upstream's answer is not JSON.") from exc
     answer = read_answer(body)
+    reported = answer.input_tokens or answer.output_tokens
+    tokens = Tokens(answer.input_tokens, answer.output_tokens, answer.cached_tokens) if reported else None
+    meter.ended(call, tokens, 0 if reported else estimate_text(len(answer.text.encode()) + len(answer.reasoning.encode())))
     return json_response(plan.answer(answer, served.candidate.model), headers=headers)
 
 
@@ -125,8 +129,10 @@ def _stream(
     translator = plan.translator(served.candidate.model, input_estimate)
     key = served.candidate.key
     secret = config.key_memo.plain(key) if key is not None else None
+    opened = served.handle
+    on_end = meter.stream_ended(call, opened.head)
     relay = TranslatedRelay(
-        served.handle, config.settings.stream_stall_ms, headers[h.ROUTED_VIA], translator, secret, headers[h.REQUEST_ID]
+        opened, config.settings.stream_stall_ms, headers[h.ROUTED_VIA], translator, secret, headers[h.REQUEST_ID], on_end
     )
     call.ctx.waitUntil(tasks.start(relay.run()))
     stream_headers = {"content-type": translator.media_type, "cache-control": "no-cache", **CORS_HEADERS}
@@ -143,7 +149,7 @@ async def serve(call: Call, config: Config, plan: Plan, caller: Caller) -> JsRes
         headers = routing_headers(result)
         if isinstance(result.handle, OpenedStream):
             return _stream(call, config, result, plan, headers, estimate_tokens(plan.chat, text))
-        return await _answer(result, plan, headers)
+        return await _answer(call, result, plan, headers)
     if isinstance(result, CallerError):
         return error_answer(plan.render_error, refusal_error(result))
     raise exhausted_error(result)

@@ -6,7 +6,8 @@ A provider's keys are ``provider_keys`` rows (``migrations/0002_provider_keys.sq
 the providers in the same batch and written with them in one batch (a batch is a transaction).
 Named clients (``migrations/0003_clients.sql``) and OpenRouter pins (``0005``) are read in that
 batch too; a duplicate client name becomes ``ConflictError``. Rate windows (``0004``) are counted
-by the limiter in a batch of their own.
+by the limiter in a batch of their own. Usage buckets and events (``0006``) are written by an
+isolate's flush, at most once a minute, in one batch.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from pyodide.ffi import JsException
 
+from gateway.core import rules, usage
 from gateway.core.clients import Client
 from gateway.core.config import Provider, ProviderKey, SealedKey
 from gateway.core.kinds import KIND_NAMES, Kind
@@ -26,6 +28,7 @@ from gateway.errors import ConflictError, StorageError
 __all__ = [
     "CLIENT_COLUMNS",
     "PROVIDER_COLUMNS",
+    "USAGE_GROUPS",
     "claim_setting",
     "count_windows",
     "delete_client",
@@ -45,9 +48,13 @@ __all__ = [
     "save_pin",
     "load_providers",
     "load_settings",
+    "prune_usage",
     "put_setting",
+    "read_events",
+    "read_usage",
     "set_key_enabled",
     "update_provider",
+    "write_usage",
 ]
 
 # Columns a provider write may set (the admin layer maps its fields onto these).
@@ -512,3 +519,89 @@ async def save_candidates(db: Any, pin: Pin) -> None:
     """Only the candidates (the cron): never the lock."""
     values = (pin.model, _candidates_text(pin), pin.refreshed_at_ms)
     await _run("save OpenRouter candidates", db.prepare(_SAVE_CANDIDATES).bind(*values))
+
+
+# --- Usage (SPEC §17, ``core/usage.py``; ``migrations/0006_usage.sql``) ---------------------------
+
+_BUCKET_KEY = "hour_ms, client_id, provider_id, key_id, model, surface"
+_UPSERT_BUCKETS = (
+    f"INSERT INTO usage_buckets ({_BUCKET_KEY}, {', '.join(usage.COLUMNS)}) VALUES %s "
+    f"ON CONFLICT ({_BUCKET_KEY}) DO UPDATE SET "
+    + ", ".join(f"{c} = {c} + excluded.{c}" for c in usage.COLUMNS)
+)
+_INSERT_EVENTS = (
+    "INSERT INTO usage_events (at_ms, client_id, provider_id, key_id, model, surface, class, status, message) "
+    "VALUES %s"
+)
+# All but the newest USAGE_EVENTS_KEPT events go.
+_CAP_EVENTS = (
+    "DELETE FROM usage_events WHERE id <= (SELECT id FROM usage_events ORDER BY id DESC LIMIT 1 OFFSET ?)"
+)
+# D1 binds at most 100 parameters per statement; the counts are integers of ours and go inline, the
+# texts are bound: 2 per bucket row, 4 per event row.
+_BUCKET_ROWS_PER_STATEMENT = 48
+_EVENT_ROWS_PER_STATEMENT = 24
+_PRUNE = (
+    "DELETE FROM usage_buckets WHERE hour_ms < ?1",
+    "DELETE FROM usage_events WHERE at_ms < ?1",
+)
+_SUMS = ", ".join(f"SUM({c}) AS {c}" for c in usage.COLUMNS)
+# What ``GET /api/admin/usage?by=`` groups by.
+USAGE_GROUPS = {
+    "provider": "provider_id",
+    "key": "provider_id, key_id",
+    "client": "client_id",
+    "model": "model",
+    "surface": "surface",
+}
+_EVENT_FIELDS = "at_ms, client_id, provider_id, key_id, model, surface, class, status, message"
+
+
+def _chunks(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+async def write_usage(db: Any, taken: usage.Taken) -> None:
+    """Add ``taken``'s buckets to their rows and insert its events, keeping the newest
+    ``USAGE_EVENTS_KEPT``: one batch (one transaction), a statement per 48 buckets or 24 events."""
+    statements = []
+    for rows in _chunks(list(taken.buckets.items()), _BUCKET_ROWS_PER_STATEMENT):
+        values, texts = [], []
+        for key, tally in rows:
+            numbers = ",".join(map(str, (key.hour_ms, key.client, key.provider, key.key)))
+            values.append(f"({numbers},?,?,{','.join(map(str, tally.values()))})")
+            texts += (key.model, key.surface)
+        statements.append(db.prepare(_UPSERT_BUCKETS % ",".join(values)).bind(*texts))
+    for events in _chunks(taken.events, _EVENT_ROWS_PER_STATEMENT):
+        values, texts = [], []
+        for e in events:
+            status = "NULL" if e.status is None else str(int(e.status))
+            values.append(f"({int(e.at_ms)},{int(e.client)},{int(e.provider)},{int(e.key)},?,?,?,{status},?)")
+            texts += (e.model, e.surface, e.kind, e.message)
+        statements.append(db.prepare(_INSERT_EVENTS % ",".join(values)).bind(*texts))
+    if taken.events:
+        statements.append(db.prepare(_CAP_EVENTS).bind(rules.USAGE_EVENTS_KEPT))
+    await _batch("write usage", db, statements)
+
+
+async def read_usage(db: Any, from_ms: int, to_ms: int, by: str) -> list[dict[str, Any]]:
+    """The sums of the buckets whose hour starts in [``from_ms``, ``to_ms``), per hour and group
+    (``by``: a key of ``USAGE_GROUPS``), each row with ``hour_ms``, the group's columns and every
+    name of ``usage.COLUMNS``."""
+    group = USAGE_GROUPS[by]
+    sql = (
+        f"SELECT hour_ms, {group}, {_SUMS} FROM usage_buckets WHERE hour_ms >= ?1 AND hour_ms < ?2 "
+        f"GROUP BY hour_ms, {group} ORDER BY hour_ms"
+    )
+    return list((await _run("read usage", db.prepare(sql).bind(from_ms, to_ms), "all"))["results"])
+
+
+async def read_events(db: Any, limit: int) -> list[dict[str, Any]]:
+    """The newest ``limit`` events, newest first."""
+    sql = f"SELECT {_EVENT_FIELDS} FROM usage_events ORDER BY at_ms DESC, id DESC LIMIT ?"
+    return list((await _run("read events", db.prepare(sql).bind(limit), "all"))["results"])
+
+
+async def prune_usage(db: Any, before_ms: int) -> None:
+    """Delete the buckets of hours, and the events, before ``before_ms`` (one batch)."""
+    await _batch("prune usage", db, [db.prepare(sql).bind(before_ms) for sql in _PRUNE])

@@ -31,6 +31,7 @@ __all__ = [
     "add_headers",
     "fulfilled",
     "plain",
+    "read_stream",
     "respond",
     "send",
     "settled",
@@ -155,6 +156,12 @@ class UpstreamResponse:
         """The body as text ('' if it cannot be read)."""
         ok, text = await settled(self._js.text())
         return str(text) if ok else ""
+
+
+async def read_stream(stream: ReadableStream) -> bytes:
+    """Every byte of ``stream``; ``b""`` when it fails."""
+    ok, data = await settled(js.Response.new(stream).arrayBuffer())
+    return data.to_bytes() if ok else b""
 
 
 async def settled(promise: Any) -> tuple[bool, Any]:

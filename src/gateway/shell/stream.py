@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -32,10 +33,14 @@ from pyodide.ffi import to_js
 
 from gateway.core.attempt import Defect
 from gateway.core.sse import TAIL_BYTES, First, FirstEvent, ended_properly, first_event, stream_error_event
+from gateway.core.usage import Tokens, usage_of
 from gateway.shell.http import UpstreamResponse, fulfilled, plain, settled, unawaited
 from gateway.shell.tasks import Later
 
-__all__ = ["STALL_CHECKS", "OpenedStream", "Relay", "StreamFailure", "failure_message", "log_failure", "open_stream"]
+__all__ = [
+    "STALL_CHECKS", "OpenedStream", "Relay", "StreamEnd", "StreamFailure", "failure_message", "log_failure",
+    "open_stream",
+]
 
 logger = logging.getLogger("fllmapi")
 
@@ -46,6 +51,10 @@ STALL_CHECKS = 4
 # One drain read takes up to this many queued bytes at once (BYOB).
 _DRAIN_BYTES = 64 * 1024
 _NOTHING_YET = "nothing yet"
+
+# What a relay reports when its stream is over (the usage buckets, SPEC §17): the usage the stream
+# carried, its bytes read, and whether it failed.
+StreamEnd = Callable[[Tokens | None, int, bool], None]
 
 
 class StreamFailure(Enum):
@@ -142,11 +151,17 @@ class Relay:
     the last writes to the caller are not awaited.
 
     ``label``: the upstream's ``provider/model``, named in the stream_error; ``request_id``: the
-    answer's ``X-Request-Id``, named in the log when the stream fails (``log_failure``).
+    answer's ``X-Request-Id``, named in the log when the stream fails (``log_failure``);
+    ``on_end``: told once when the stream is over (``StreamEnd``).
     """
 
-    def __init__(self, opened: OpenedStream, stall_ms: int, label: str, request_id: str | None = None) -> None:
+    def __init__(
+        self, opened: OpenedStream, stall_ms: int, label: str, request_id: str | None = None,
+        on_end: StreamEnd | None = None,
+    ) -> None:
         self._opened = opened
+        self._on_end = on_end
+        self._stream_bytes = len(opened.head)  # and then what the watched branch drained
         self._stall_s = stall_ms / 1000
         self._label = label
         self._request_id = request_id
@@ -166,6 +181,7 @@ class Relay:
     async def run(self) -> None:
         if not await fulfilled(self._head_written):  # the caller went away
             await fulfilled(self._opened.reader.cancel())
+            self._report_end(None)
             return
         # Released only once the head is written: workerd drops a released writer's queued
         # writes (the streams spec, and Node, keep them).
@@ -183,6 +199,13 @@ class Relay:
             message = failure_message(failure, self._label, self._stall_s)
             unawaited(writer.write(to_js(stream_error_event(message, _CODES[failure]))))
         unawaited(writer.close())
+        self._report_end(failure)
+
+    def _report_end(self, failure: StreamFailure | None) -> None:
+        """Report the stream's end: the usage its tail carries (an OpenAI stream's last chunk
+        holds it, when it has one), its size, whether it failed."""
+        if self._on_end is not None:
+            self._on_end(usage_of(self._tail), self._stream_bytes, failure is not None)
 
     async def _forward(self) -> StreamFailure | None:
         """Pipe the rest; None when it ended properly or the caller went away, else how it failed."""
@@ -260,5 +283,6 @@ class Relay:
             start = max(0, size - TAIL_BYTES)
             self._tail = (self._tail + view.subarray(start).to_bytes())[-TAIL_BYTES:]
             got += size
+            self._stream_bytes += size
             if wait:
                 return got

@@ -41,7 +41,7 @@ import js
 from pyodide.ffi import JsException, to_js
 
 from gateway.shell.http import fulfilled, plain, settled, unawaited
-from gateway.shell.stream import STALL_CHECKS, OpenedStream, StreamFailure, failure_message, log_failure
+from gateway.shell.stream import STALL_CHECKS, OpenedStream, StreamEnd, StreamFailure, failure_message, log_failure
 from gateway.shell.tasks import Later
 from gateway.surfaces.contract import StreamTranslator
 
@@ -76,12 +76,17 @@ class TranslatedRelay:
         translator: StreamTranslator,
         secret: str | None = None,
         request_id: str | None = None,
+        on_end: StreamEnd | None = None,
     ) -> None:
         """``label``: the upstream's ``provider/model``, named in the surface's error event;
         ``secret``: the provider key the upstream was sent; never passed on, should the upstream
         echo it in an error the translator turns into the surface's own event; ``request_id``:
-        the answer's ``X-Request-Id``, named in the log when the stream fails."""
+        the answer's ``X-Request-Id``, named in the log when the stream fails; ``on_end``: told
+        once when the stream is over (the translator's usage, the bytes read)."""
         self._opened = opened
+        self._on_end = on_end
+        self._stream_bytes = len(opened.head)
+        self._failed = False
         self._translator = translator
         self._stall_s = stall_ms / 1000
         self._label = label
@@ -124,6 +129,8 @@ class TranslatedRelay:
             # chunk.
             unawaited(self._reader.cancel())
             self._opened.answer.abort()
+        if self._on_end is not None:
+            self._on_end(self._translator.usage, self._stream_bytes, self._failed)
         await inbox_closer
 
     async def _pump(self) -> None:
@@ -139,6 +146,7 @@ class TranslatedRelay:
             view = result.value
             size = 0 if view is None else int(view.byteLength)
             if size:
+                self._stream_bytes += size
                 now = time.monotonic()
                 self._progress = now
                 self._send(self._translate(view.to_bytes()))
@@ -215,6 +223,7 @@ class TranslatedRelay:
         already ended: the upstream's own error event ended it (the translator's contract)."""
         out = self._translator.fail(failure_message(failure, self._label, self._stall_s))
         if out:
+            self._failed = True
             log_failure(failure, self._label, self._request_id)
         return out
 

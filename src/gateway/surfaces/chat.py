@@ -195,6 +195,7 @@ class ChatStreamDecoder:
     id: str = ""
     finished: bool = False
     done: bool = False
+    usage: Usage | None = None  # the last usage the stream reported
     _tail: bytes = b""
     _calls: dict[int, str] = field(default_factory=dict)  # upstream index → call id
     _positions: dict[Any, int] = field(default_factory=dict)  # upstream index → our position
@@ -253,7 +254,8 @@ class ChatStreamDecoder:
             self._choice(choices[0], events)
         usage = chunk.get("usage")
         if isinstance(usage, dict):
-            events.append(Usage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")), _cached(usage)))
+            self.usage = Usage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")), _cached(usage))
+            events.append(self.usage)
 
     def _choice(self, choice: dict[str, Any], events: list[Event]) -> None:
         delta = choice.get("delta")

@@ -11,6 +11,8 @@ stream in, bytes of the surface's own stream out, no I/O and no clock. The relay
    connection open after its last event.
 3. ``fail(message)`` when the stream cannot go on (cut, stall, an error event): the surface's own
    error event and never its normal end. After ``fail`` or ``end`` everything returns ``b""``.
+
+``usage`` is the upstream's own count once its stream reported it, for the usage buckets.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import json
 import math
 from typing import Any, Protocol
 
+from gateway.core.usage import Tokens
 from gateway.surfaces.chat import ChatStreamDecoder
 
 __all__ = ["DecodedStream", "StreamTranslator", "compact", "estimate_tokens", "sse"]
@@ -32,6 +35,9 @@ class StreamTranslator(Protocol):
 
     @property
     def done(self) -> bool: ...
+
+    @property
+    def usage(self) -> Tokens | None: ...
 
     def feed(self, data: bytes) -> bytes: ...
 
@@ -54,6 +60,12 @@ class DecodedStream:
     @property
     def done(self) -> bool:
         return self._decoder.done
+
+    @property
+    def usage(self) -> Tokens | None:
+        """The upstream's usage, once its stream reported it (SPEC §17)."""
+        usage = self._decoder.usage
+        return None if usage is None else Tokens(usage.input_tokens, usage.output_tokens, usage.cached_tokens)
 
 
 def compact(value: Any) -> str:

@@ -21,6 +21,7 @@ from gateway.core.pinning import (
     provider_field,
     rank_endpoints,
     renewal_due,
+    savings_estimate,
 )
 
 MINUTE = rules.MINUTE_MS
@@ -605,3 +606,30 @@ def test_an_endpoint_without_a_valid_price_is_never_ranked(pricing):
 
 def test_a_free_endpoint_is_ranked():
     assert [r.slug for r in ranked(endpoint("free", prompt="0", completion="0"))] == ["free"]
+
+
+# --- Seed 003's estimate: the pinned endpoint against the official one ---
+
+
+def test_the_estimate_bills_seed_003s_traffic_at_the_pinned_and_the_official_prices():
+    # 10M input at 98% cache reads, 1M output: official 10M × (0.98 × 1e-7 + 0.02 × 1e-6) + 1M × 2e-6
+    official = endpoint("deepseek", prompt=1e-6, completion=2e-6, cache_read=1e-7, caching=True)
+    cheap = endpoint("chutes", prompt=5e-7, completion=1e-6, cache_read=5e-8, caching=True, p50=500.0)
+    pin = Pin("deepseek/deepseek-v4", ranked(official, cheap))
+
+    estimate = savings_estimate(pin, T0)
+
+    assert (estimate["pinned"], estimate["official"]) == ("chutes", "deepseek")
+    assert estimate["official_usd"] == pytest.approx(10e6 * (0.98 * 1e-7 + 0.02 * 1e-6) + 1e6 * 2e-6)
+    assert estimate["pinned_usd"] == pytest.approx(10e6 * (0.98 * 5e-8 + 0.02 * 5e-7) + 1e6 * 1e-6)
+    assert estimate["savings_usd"] == pytest.approx(estimate["official_usd"] - estimate["pinned_usd"])
+
+
+def test_without_the_official_endpoint_the_estimate_says_so():
+    pin = Pin("deepseek/deepseek-v4", ranked(endpoint("chutes")))
+
+    estimate = savings_estimate(pin, T0)
+
+    assert estimate["pinned"] == "chutes" and estimate["official"] is None
+    assert estimate["official_usd"] is None and estimate["savings_usd"] is None
+    assert savings_estimate(Pin("deepseek/deepseek-v4"), T0) is None
