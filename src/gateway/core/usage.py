@@ -47,6 +47,7 @@ __all__ = [
     "Tokens",
     "UsageBook",
     "Visit",
+    "estimate_answer",
     "estimate_output",
     "estimate_text",
     "hour_of",
@@ -361,6 +362,29 @@ def estimate_output(stream_bytes: int, event_bytes: int) -> int:
 def estimate_text(size: int) -> int:
     """The tokens of ``size`` bytes of text."""
     return size // _BYTES_PER_TOKEN
+
+
+def estimate_answer(data: bytes) -> int:
+    """The output tokens of a non-streamed OpenAI answer that reported no usage: its choices' text
+    (message content and reasoning, or a completion's text) by its size; an answer that is not
+    such JSON, by its whole size."""
+    try:
+        answer = json.loads(data)
+    except ValueError:
+        return estimate_text(len(data))
+    choices = answer.get("choices") if isinstance(answer, dict) else None
+    if not isinstance(choices, list):
+        return 0 if isinstance(answer, dict) else estimate_text(len(data))
+    size = 0
+    for choice in choices:
+        if not isinstance(choice, dict):
+            continue
+        message = choice.get("message")
+        parts = [choice.get("text")]
+        if isinstance(message, dict):
+            parts += [message.get("content"), message.get("reasoning_content"), message.get("reasoning")]
+        size += sum(len(part.encode()) for part in parts if isinstance(part, str))
+    return estimate_text(size)
 
 
 class Visit:

@@ -3,19 +3,19 @@ fallback loop, and answer with what served it — or honestly with why nothing d
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable
 
 from gateway import isolate, meter
 from gateway.core.config import Config
 from gateway.core.outcome import CallerError, LoopResult, Served
-from gateway.core.usage import estimate_text, usage_of
+from gateway.core.usage import estimate_answer, usage_of
 from gateway.responses import CORS_HEADERS, sse_headers
 from gateway.routes import Call
 from gateway.routes.auth import require_api
 from gateway.routes.body import read_json, validate
 from gateway.routes.routing import exhausted_error, route, routed_via, routing_headers, trail_headers
 from gateway.shell import tasks
-from gateway.shell.http import JsResponse, UpstreamResponse, read_stream, respond
+from gateway.shell.http import JsResponse, UpstreamResponse, copied, respond
 from gateway.shell.stream import OpenedStream, Relay
 from gateway.upstream.openai import JsonBody
 from gateway.wire import headers as h
@@ -39,12 +39,12 @@ def _served(call: Call, served: Served, stream_stall_ms: int) -> JsResponse:
     answer = served.handle
     content_type = answer.header("content-type") or "application/json"
     body = answer.body
-    if body is not None and _usage_readable(answer, content_type):
+    if body is not None and call.visit is not None and _usage_readable(answer, content_type):
         # The caller's copy goes natively; the other is read after the answer is returned, for
         # the usage the body states (SPEC §17).
-        body, counted = body.tee()
+        body, read = copied(body)
         call.visit.deferred = True
-        call.ctx.waitUntil(tasks.start(_count_answer(call, counted)))
+        call.ctx.waitUntil(tasks.start(_count_answer(call, read)))
     return respond(body, answer.status, {"content-type": content_type, **CORS_HEADERS, **routing})
 
 
@@ -56,10 +56,10 @@ def _usage_readable(answer: UpstreamResponse, content_type: str) -> bool:
     return length is None or not length.isdigit() or int(length) <= _USAGE_READ_MAX_BYTES
 
 
-async def _count_answer(call: Call, counted: Any) -> None:
-    data = await read_stream(counted)
+async def _count_answer(call: Call, read: Awaitable[bytes]) -> None:
+    data = await read
     tokens = usage_of(data)
-    meter.ended(call, tokens, 0 if tokens is not None else estimate_text(len(data)))
+    meter.ended(call, tokens, 0 if tokens is not None else estimate_answer(data))
 
 
 def _caller_error(result: CallerError) -> JsResponse:

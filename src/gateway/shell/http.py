@@ -8,6 +8,7 @@ never raises for a network problem.
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -29,9 +30,9 @@ __all__ = [
     "JsResponse",
     "UpstreamResponse",
     "add_headers",
+    "copied",
     "fulfilled",
     "plain",
-    "read_stream",
     "respond",
     "send",
     "settled",
@@ -158,8 +159,14 @@ class UpstreamResponse:
         return str(text) if ok else ""
 
 
-async def read_stream(stream: ReadableStream) -> bytes:
-    """Every byte of ``stream``; ``b""`` when it fails."""
+def copied(stream: ReadableStream) -> tuple[ReadableStream, Coroutine[Any, Any, bytes]]:
+    """``stream`` in two (a native ``tee``): one to send on, and the awaitable bytes of the other
+    (``b""`` when it fails), read as fast as the first is sent."""
+    sent, kept = stream.tee()
+    return sent, _read_all(kept)
+
+
+async def _read_all(stream: ReadableStream) -> bytes:
     ok, data = await settled(js.Response.new(stream).arrayBuffer())
     return data.to_bytes() if ok else b""
 

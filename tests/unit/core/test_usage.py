@@ -124,7 +124,7 @@ from gateway.core.attempt import Candidate, Observed  # noqa: E402
 from gateway.core.classify import Failure, FailureKind  # noqa: E402
 from gateway.core.outcome import CallerError, Exhausted, Served  # noqa: E402
 from gateway.core.trail import TrailEntry  # noqa: E402
-from gateway.core.usage import COLUMNS, Event, Tokens, Visit, estimate_output, surface_of, usage_of  # noqa: E402
+from gateway.core.usage import COLUMNS, Event, Tokens, Visit, estimate_answer, estimate_output, surface_of, usage_of  # noqa: E402
 from support.factories import provider  # noqa: E402
 
 MIGRATION = Path(__file__).resolve().parents[3] / "migrations" / "0006_usage.sql"
@@ -289,3 +289,16 @@ def test_usage_is_the_last_openai_usage_object(data, tokens):
 def test_a_stream_without_usage_is_estimated_at_one_token_per_event():
     assert estimate_output(stream_bytes=1_600, event_bytes=160) == 10
     assert estimate_output(stream_bytes=100, event_bytes=0) == 100
+
+
+@pytest.mark.parametrize(
+    ("data", "tokens"),
+    [
+        (b'{"choices":[{"message":{"role":"assistant","content":"' + b"x" * 40 + b'"}}]}', 10),
+        (b'{"choices":[{"message":{"content":"abcd","reasoning_content":"efgh"}},{"text":"ijkl"}]}', 3),
+        (b'{"object":"list","data":[{"embedding":"AAAA"}]}', 0),  # no text out
+        (b"not json at all!", 4),
+    ],
+)
+def test_an_answer_without_usage_is_estimated_by_its_text_not_its_envelope(data, tokens):
+    assert estimate_answer(data) == tokens
