@@ -33,12 +33,14 @@ PAGE = r"""<!doctype html>
   --bg: #f5f6f8; --card: #ffffff; --text: #1d2125; --muted: #5f6b76; --border: #d5dbe1;
   --accent: #2457c5; --accent-text: #ffffff; --danger: #c0262d; --ok: #1d7a3a; --ok-bg: #e3f4e8;
   --warn: #8a5a00; --warn-bg: #fff3cd; --chip: #eef1f4; --focus: #2457c566;
+  --alt: #7a4cc2; --soft: #9db6ea;
 }
 @media (prefers-color-scheme: dark) {
   :root {
     --bg: #15181c; --card: #1e2227; --text: #e6e9ec; --muted: #9aa5b1; --border: #353b43;
     --accent: #5b8def; --accent-text: #0d1117; --danger: #f47067; --ok: #57c27a; --ok-bg: #1f3326;
     --warn: #e0b040; --warn-bg: #3a3016; --chip: #2a3037; --focus: #5b8def66;
+    --alt: #b48cf0; --soft: #34507f;
   }
 }
 * { box-sizing: border-box; }
@@ -164,7 +166,9 @@ textarea.secret { -webkit-text-security: disc; min-height: 64px; }
   .alias-row .pattern { grid-column: 1 / -1; }
 }
 .tabs { display: flex; flex-wrap: wrap; gap: 6px; }
-.tabs button[aria-selected="true"] { background: var(--accent); border-color: var(--accent); color: var(--accent-text); }
+.tabs button[aria-selected="true"], .tabs button[aria-pressed="true"] {
+  background: var(--accent); border-color: var(--accent); color: var(--accent-text);
+}
 .snippet { display: grid; gap: 4px; min-width: 0; }
 pre.code {
   margin: 0; padding: 10px 12px; overflow-x: auto; white-space: pre; background: var(--bg);
@@ -178,6 +182,44 @@ table.ranked th { color: var(--muted); font-weight: 550; border-top: 0; }
 table.ranked td.num, table.ranked th.num { text-align: right; font-variant-numeric: tabular-nums; }
 table.ranked tr.locked td { background: var(--ok-bg); }
 table.ranked tr.locked td:first-child { box-shadow: inset 3px 0 0 var(--ok); }
+/* The Usage panel (SPEC §17): bars are SVG rects coloured by class; every number is text beside them. */
+.chart { margin: 0; display: grid; gap: 8px; min-width: 0; align-content: start; container-type: inline-size; }
+.chart figcaption { display: grid; gap: 4px; }
+.chart h3 { margin: 0; }
+.legend { list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: 2px 14px; font-size: 13px; }
+.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
+.s-req { fill: var(--accent); background: var(--accent); }
+.s-err { fill: var(--danger); background: var(--danger); }
+.s-in { fill: var(--accent); background: var(--accent); }
+.s-out { fill: var(--alt); background: var(--alt); }
+.s-p50 { fill: var(--accent); background: var(--accent); }
+.s-p95 { fill: var(--soft); background: var(--soft); }
+.track { fill: var(--chip); }
+.plot { display: grid; grid-template-columns: auto minmax(0, 1fr); gap: 2px 6px; }
+.plot svg { display: block; width: 100%; height: 140px; border-bottom: 1px solid var(--border); }
+.plot .y-axis { display: flex; flex-direction: column; justify-content: space-between; text-align: right; }
+.y-axis, .x-axis { font-size: 12px; color: var(--muted); font-variant-numeric: tabular-nums; }
+.x-axis { grid-column: 2; display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 4px; }
+.x-axis span:nth-child(2) { text-align: center; }
+.x-axis span:last-child { text-align: right; }
+/* One grid per chart: every bar's track has the same length, numbers in a column of their own;
+   in a narrow chart each number goes under its bar. */
+.hbars {
+  display: grid; grid-template-columns: minmax(60px, 1fr) max-content; align-items: center; gap: 4px 8px;
+  font-size: 13px;
+}
+.hbar-group, .hbar { display: contents; }
+.hbar-group > .strong { grid-column: 1 / -1; margin-top: 6px; }
+.hbar-group:first-child > .strong { margin-top: 0; }
+.hbars svg { display: block; width: 100%; height: 10px; }
+.hbar-value { font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
+@container (max-width: 400px) {
+  .hbars { grid-template-columns: minmax(0, 1fr); gap: 2px; }
+  .hbar-value { margin-bottom: 4px; }
+}
+.usage-totals { font-size: 14px; }
+.usage-totals .strong { font-variant-numeric: tabular-nums; }
+.classes { display: flex; flex-wrap: wrap; gap: 4px; }
 </style>
 </head>
 <body>
@@ -212,6 +254,26 @@ table.ranked tr.locked td:first-child { box-shadow: inset 3px 0 0 var(--ok); }
     <p class="muted" data-i18n="status.help"></p>
     <p id="status-message" class="note" role="status"></p>
     <div id="status-body" class="status-body"></div>
+  </section>
+
+  <section class="card stack" data-testid="usage" aria-labelledby="usage-title">
+    <div class="section-head">
+      <h2 id="usage-title" data-i18n="usage.heading"></h2>
+      <div id="usage-range" class="tabs" role="group" aria-labelledby="usage-title">
+        <button type="button" class="small" data-testid="usage-range" data-range="24h" aria-pressed="true"
+            data-i18n="usage.range.24h"></button>
+        <button type="button" class="small" data-testid="usage-range" data-range="7d" aria-pressed="false"
+            data-i18n="usage.range.7d"></button>
+        <button type="button" class="small" data-testid="usage-range" data-range="30d" aria-pressed="false"
+            data-i18n="usage.range.30d"></button>
+      </div>
+      <button type="button" id="usage-refresh" class="small" data-testid="usage-refresh"
+          data-i18n="usage.refresh"></button>
+    </div>
+    <p class="muted" data-i18n="usage.help"></p>
+    <p id="usage-message" class="note" role="status"></p>
+    <div id="usage" class="stack" data-testid="usage-body"></div>
+    <div id="usage-savings" class="stack"></div>
   </section>
 
   <section class="card">
@@ -706,7 +768,69 @@ const I18N = {
     "apps.url": "URL",
     "apps.host": "Host",
     "apps.key": "API key",
-    "apps.header": "Header"
+    "apps.header": "Header",
+    "usage.heading": "Usage and health",
+    "usage.help": "What the gateway did: requests, errors, tokens and latency, counted per hour. Each Worker instance writes its counts at most once a minute; the 30 d view adds up whole UTC days.",
+    "usage.range.24h": "24 h",
+    "usage.range.7d": "7 d",
+    "usage.range.30d": "30 d",
+    "usage.refresh": "Refresh",
+    "usage.empty": "No traffic in this range yet.",
+    "usage.col.provider": "Provider",
+    "usage.col.requests": "Requests",
+    "usage.col.successes": "Succeeded",
+    "usage.col.failovers": "Failovers",
+    "usage.col.errors": "Errors",
+    "usage.col.classes": "Errors by class",
+    "usage.col.streams_cut": "Streams cut",
+    "usage.col.rescues": "Rescued",
+    "usage.timeChart": "Requests and errors over time",
+    "usage.perHour": "per hour, local time",
+    "usage.perDay": "per day (UTC)",
+    "usage.slotTitle": "{time}: {requests} requests, {errors} errors",
+    "usage.tokensChart": "Tokens per client",
+    "usage.tokensHelp": "As the upstream reported them; where an answer carried no usage, estimated (est.).",
+    "usage.input": "Input",
+    "usage.output": "Output",
+    "usage.tokensIn": "{n} in",
+    "usage.tokensInEst": "{n} in ({e} est.)",
+    "usage.tokensOut": "{n} out",
+    "usage.tokensOutEst": "{n} out ({e} est.)",
+    "usage.noTokens": "No client used tokens in this range.",
+    "usage.latencyChart": "Latency per provider",
+    "usage.p50": "p50 (median)",
+    "usage.p95": "p95",
+    "usage.firstByte": "first byte: p50 {p50} · p95 {p95}",
+    "usage.toEnd": "to the end: p50 {p50} · p95 {p95}",
+    "usage.ms": "{n} ms",
+    "usage.noLatency": "No latency measured in this range.",
+    "usage.table": "Per provider",
+    "usage.failures": "Recent failures",
+    "usage.noFailures": "No failure recorded.",
+    "usage.showAll": "Show all {n}",
+    "usage.showFewer": "Show the latest {n}",
+    "usage.client": "client",
+    "usage.noProvider": "no provider (all failed)",
+    "usage.apiToken": "API token",
+    "usage.savings": "OpenRouter: what pinning saves",
+    "usage.savingsLine": "pinned {pinned}: {pinnedUsd} vs official {official}: {officialUsd} for {input} input ({hit}% cached) + {output} output tokens — saves {savings}",
+    "usage.costsLine": "pinned {pinned}: {pinnedUsd} vs official {official}: {officialUsd} for {input} input ({hit}% cached) + {output} output tokens — costs {savings} more",
+    "usage.savingsSame": "pinned {pinned}, the model's official provider: {pinnedUsd} for {input} input ({hit}% cached) + {output} output tokens",
+    "usage.savingsUnknown": "pinned {pinned}: {pinnedUsd} for {input} input ({hit}% cached) + {output} output tokens; no price is known for the model's official endpoint.",
+    "usage.class.auth": "auth refused",
+    "usage.class.out_of_credits": "out of credits",
+    "usage.class.forbidden": "forbidden",
+    "usage.class.daily_quota_exhausted": "daily quota exhausted",
+    "usage.class.rate_limited": "rate limited",
+    "usage.class.model_not_found": "model not found",
+    "usage.class.context_too_large": "context too large",
+    "usage.class.timeout": "timeout",
+    "usage.class.upstream_error": "upstream error",
+    "usage.class.network": "network error",
+    "usage.class.invalid_stream": "invalid stream",
+    "usage.class.key_unreadable": "key unreadable",
+    "usage.class.loop_detected": "request loop",
+    "usage.class.caller_error": "caller error"
   },
   "zh": {
     "app.title": "fllmapi-worker · 配置",
@@ -998,7 +1122,69 @@ const I18N = {
     "apps.url": "URL",
     "apps.host": "Host",
     "apps.key": "API 密钥",
-    "apps.header": "请求头"
+    "apps.header": "请求头",
+    "usage.heading": "用量与健康",
+    "usage.help": "网关做了什么：请求、错误、token 与延迟，按小时统计。每个 Worker 实例最多每分钟写入一次计数；30 天视图按 UTC 整日汇总。",
+    "usage.range.24h": "24 小时",
+    "usage.range.7d": "7 天",
+    "usage.range.30d": "30 天",
+    "usage.refresh": "刷新",
+    "usage.empty": "此时间范围内还没有流量。",
+    "usage.col.provider": "服务商",
+    "usage.col.requests": "请求",
+    "usage.col.successes": "成功",
+    "usage.col.failovers": "故障转移",
+    "usage.col.errors": "错误",
+    "usage.col.classes": "错误类型",
+    "usage.col.streams_cut": "流中断",
+    "usage.col.rescues": "已救回",
+    "usage.timeChart": "请求与错误趋势",
+    "usage.perHour": "每小时，本地时间",
+    "usage.perDay": "每天（UTC）",
+    "usage.slotTitle": "{time}：{requests} 个请求，{errors} 个错误",
+    "usage.tokensChart": "各客户端的 token 用量",
+    "usage.tokensHelp": "取自上游报告的用量；答复未带用量时为估算值（估算）。",
+    "usage.input": "输入",
+    "usage.output": "输出",
+    "usage.tokensIn": "输入 {n}",
+    "usage.tokensInEst": "输入 {n}（估算 {e}）",
+    "usage.tokensOut": "输出 {n}",
+    "usage.tokensOutEst": "输出 {n}（估算 {e}）",
+    "usage.noTokens": "此时间范围内没有客户端用过 token。",
+    "usage.latencyChart": "各服务商延迟",
+    "usage.p50": "p50（中位数）",
+    "usage.p95": "p95",
+    "usage.firstByte": "首字节：p50 {p50} · p95 {p95}",
+    "usage.toEnd": "完成：p50 {p50} · p95 {p95}",
+    "usage.ms": "{n} 毫秒",
+    "usage.noLatency": "此时间范围内没有延迟数据。",
+    "usage.table": "按服务商统计",
+    "usage.failures": "最近的失败",
+    "usage.noFailures": "没有失败记录。",
+    "usage.showAll": "显示全部 {n} 条",
+    "usage.showFewer": "只显示最近 {n} 条",
+    "usage.client": "客户端",
+    "usage.noProvider": "无服务商（全部失败）",
+    "usage.apiToken": "API 令牌",
+    "usage.savings": "OpenRouter：固定上游省下的费用",
+    "usage.savingsLine": "固定的 {pinned}：{pinnedUsd}，官方 {official}：{officialUsd}（按 {input} 输入 token，{hit}% 命中缓存，加 {output} 输出 token 计）— 节省 {savings}",
+    "usage.costsLine": "固定的 {pinned}：{pinnedUsd}，官方 {official}：{officialUsd}（按 {input} 输入 token，{hit}% 命中缓存，加 {output} 输出 token 计）— 多花 {savings}",
+    "usage.savingsSame": "固定的 {pinned} 就是该模型的官方提供方：{pinnedUsd}（按 {input} 输入 token，{hit}% 命中缓存，加 {output} 输出 token 计）",
+    "usage.savingsUnknown": "固定的 {pinned}：{pinnedUsd}（按 {input} 输入 token，{hit}% 命中缓存，加 {output} 输出 token 计）；该模型官方端点的价格未知。",
+    "usage.class.auth": "鉴权失败",
+    "usage.class.out_of_credits": "余额耗尽",
+    "usage.class.forbidden": "无权限",
+    "usage.class.daily_quota_exhausted": "每日额度用尽",
+    "usage.class.rate_limited": "限流",
+    "usage.class.model_not_found": "模型不存在",
+    "usage.class.context_too_large": "上下文过长",
+    "usage.class.timeout": "超时",
+    "usage.class.upstream_error": "上游错误",
+    "usage.class.network": "网络错误",
+    "usage.class.invalid_stream": "无效的流",
+    "usage.class.key_unreadable": "密钥无法解密",
+    "usage.class.loop_detected": "请求回环",
+    "usage.class.caller_error": "调用方错误"
   }
 };
 
@@ -1009,7 +1195,7 @@ const MIN_TOKEN_CHARS = 16;
 const POLL_MS = 10000;
 const TICK_MS = 1000;
 // Sections with a message line (#<section>-message) that note() writes to.
-const SECTIONS = ["status", "providers", "preset", "custom", "tokens", "settings", "clients", "openrouter", "connect"];
+const SECTIONS = ["status", "usage", "providers", "preset", "custom", "tokens", "settings", "clients", "openrouter", "connect"];
 const ALIASES_KEY = "model_aliases";
 // The rate limits (SPEC §14): the API's null turns them off instead of restoring the env value or
 // the default, so the page never sends null for them: no reset button, and an empty field is refused.
@@ -1031,6 +1217,21 @@ const CLAUDE_MIN_COMPACT = 100000;
 const CLAUDE_KNOWN_WINDOW = 200000;
 // The context window the panel assumes until it is told (Llama 3.x, Qwen, gpt-oss: 128k).
 const DEFAULT_WINDOW = 131072;
+const HOUR_MS = 3600000;
+const DAY_MS = 24 * HOUR_MS;
+// The Usage panel's ranges (SPEC §17): how far back, and what one bar of the time chart covers
+// (the server counts per UTC hour; 30 d sums them into UTC days).
+const USAGE_RANGES = {
+  "24h": { ms: DAY_MS, slotMs: HOUR_MS },
+  "7d": { ms: 7 * DAY_MS, slotMs: HOUR_MS },
+  "30d": { ms: 30 * DAY_MS, slotMs: DAY_MS },
+};
+// The server keeps the last 200 failures; the panel shows this many until "show all".
+const EVENTS_LIMIT = 200;
+const FAILURES_SHOWN = 20;
+// The per-provider counts the totals line and the table show, in order (usage.col.<name>).
+const USAGE_COUNTS = ["requests", "successes", "failovers", "errors", "streams_cut", "rescues"];
+const SVG_NS = "http://www.w3.org/2000/svg";
 
 const state = {
   lang: localStorage.getItem(LANG_STORAGE) === "en" ? "en" : "zh",
@@ -1053,9 +1254,17 @@ const state = {
   newToken: null,     // {name, token} of the client just created: shown once, never fetched again
   clientEdit: null,   // the draft of the client being edited: {id, rpm, models}
   openrouter: null,   // GET /openrouter (SPEC §15): {pinning, origin, lock_idle_ms, models}; null until loaded
+  usage: emptyUsage(),  // the Usage panel (SPEC §17): the range, its answers and the failures
   notes: {},       // section -> {kind, text}
   timers: [],
 };
+
+// range: "24h" | "7d" | "30d"; shown: the range of the answers held; provider and client:
+// GET /usage by=provider and by=client (null until loaded); events: GET /events, newest first;
+// seq: the last load started, so an answer for a range left meanwhile is dropped.
+function emptyUsage() {
+  return { range: "24h", shown: "24h", provider: null, client: null, events: [], showAll: false, seq: 0 };
+}
 
 // --- Text -----------------------------------------------------------------------------------
 
@@ -1188,6 +1397,22 @@ async function loadOpenRouter() {
   state.openrouter = await api("GET", "/openrouter");
 }
 
+// The chosen range by provider and by client, and the recent failures. True when they were
+// taken; false when the range changed while they were on their way (a later load holds the new one).
+async function loadUsage() {
+  const usage = state.usage;
+  const seq = ++usage.seq;
+  const range = usage.range;
+  const to = Date.now();
+  const query = "/usage?from=" + (to - USAGE_RANGES[range].ms) + "&to=" + to + "&by=";
+  const [provider, client, events] = await Promise.all([
+    api("GET", query + "provider"), api("GET", query + "client"), api("GET", "/events?limit=" + EVENTS_LIMIT),
+  ]);
+  if (seq !== usage.seq) return false;
+  Object.assign(usage, { shown: range, provider, client, events: events.events });
+  return true;
+}
+
 async function loadStatus() {
   const data = await api("GET", "/status");
   const now = Date.now();
@@ -1197,14 +1422,18 @@ async function loadStatus() {
 // --- Session --------------------------------------------------------------------------------
 
 async function enter() {
-  // The OpenRouter panel's failure shows in that panel; it does not keep the rest of the page shut.
+  // The OpenRouter and Usage panels' failures show in those panels; they do not keep the rest of
+  // the page shut.
   const openrouter = loadOpenRouter().then(() => null, (err) => err);
+  const usage = loadUsage().then(() => null, (err) => err);
   await Promise.all([loadProviders(), loadPlatforms(), loadSettings(), loadStatus(), loadClients()]);
   const failed = await openrouter;
+  const usageFailed = await usage;
   state.view = "main";
   state.loginMessage = "";
   state.notes = {};
   if (failed) state.notes.openrouter = { kind: "error", text: failed.message };
+  if (usageFailed) state.notes.usage = { kind: "error", text: usageFailed.message };
   renderAll();
   startTimers();
 }
@@ -1214,7 +1443,7 @@ function showLogin(message) {
   sessionStorage.removeItem(TOKEN_STORAGE);
   Object.assign(state, {
     token: "", view: "login", loginMessage: message, editing: null, keyDraft: null, verifyResults: null,
-    clients: [], newToken: null, clientEdit: null, openrouter: null,
+    clients: [], newToken: null, clientEdit: null, openrouter: null, usage: emptyUsage(),
   });
   renderAll();
 }
@@ -1286,6 +1515,8 @@ function renderAll() {
   byId("login-message").textContent = state.loginMessage;
   if (main) {
     renderStatus();
+    renderUsage();
+    renderSavings();
     renderProviders();
     renderPresetForm();
     renderKeyCount("preset");
@@ -2023,6 +2254,7 @@ async function revokeClient(c) {
 async function reloadOpenRouter() {
   await loadOpenRouter();
   renderOpenRouter();
+  renderSavings();  // the Usage panel shows the pins' estimates
 }
 
 function metaItem(labelKey, value) {
@@ -2114,6 +2346,316 @@ function candidateRow(c, index, locked) {
         ? el("span", { class: "chip warn", "data-testid": "openrouter-cooling" },
           t("openrouter.coolingUntil", { time: clockTime(c.cooled_until) }))
         : null));
+}
+
+// --- Usage and health (SPEC §17): a range's counts by provider and by client, the failures ----
+//
+// GET /usage answers buckets (one per UTC hour and group that had traffic), groups (one per group
+// over the range, most requests first) and totals, each with the same counts. Every chart shows
+// its numbers as text beside its bars (the time chart: a legend, its axes and a title per bar).
+
+async function reloadUsage() {
+  if (await loadUsage()) renderUsage();
+}
+
+async function chooseRange(range) {
+  state.usage.range = range;
+  renderUsageRange();
+  await reloadUsage();
+}
+
+function count(n) {
+  return Number(n || 0).toLocaleString(locale());
+}
+
+// 10000000 -> "10M" (en), "1000万" (zh); en-US, as en-GB writes "10m".
+function compact(n) {
+  const options = { notation: "compact", maximumFractionDigits: 1 };
+  return Number(n).toLocaleString(state.lang === "zh" ? "zh-CN" : "en-US", options);
+}
+
+function usd(n) {
+  const small = n !== 0 && Math.abs(n) < 0.01;
+  const digits = small ? { maximumSignificantDigits: 2 } : { minimumFractionDigits: 2, maximumFractionDigits: 2 };
+  return "$" + Number(n).toLocaleString(locale(), digits);
+}
+
+// The server's id-0 groups, in this page's words: the default API token among clients, "nothing
+// served" among providers (every provider failed).
+function groupLabel(by, id, name) {
+  if (id !== 0) return name;
+  return t(by === "client" ? "usage.apiToken" : "usage.noProvider");
+}
+
+// A failure class (SPEC §5.1) in this page's words; a class this page does not know, as sent.
+function classLabel(cls) {
+  return Object.prototype.hasOwnProperty.call(I18N[state.lang], "usage.class." + cls) ? t("usage.class." + cls) : cls;
+}
+
+// The start of a bar of the time chart: a local hour, or a UTC day.
+function slotTime(ms, slotMs) {
+  const options = slotMs === DAY_MS ? { month: "short", day: "numeric", timeZone: "UTC" }
+    : { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hour12: false };
+  return new Date(ms).toLocaleString(locale(), options);
+}
+
+// An SVG element with attributes and children (nodes, or strings as text).
+function svgEl(tag, attrs, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value !== null && value !== undefined) node.setAttribute(name, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) node.append(child);
+  }
+  return node;
+}
+
+function renderUsageRange() {
+  for (const button of document.querySelectorAll("#usage-range button")) {
+    button.setAttribute("aria-pressed", String(button.getAttribute("data-range") === state.usage.range));
+  }
+}
+
+function renderUsage() {
+  const usage = state.usage;
+  renderUsageRange();
+  const box = byId("usage");
+  box.replaceChildren();
+  box.setAttribute("data-shown", usage.shown);  // the range of the counts on show
+  const data = usage.provider;
+  if (!data) return;  // not loaded: the panel's note says why
+  if (!data.groups.length) {
+    box.append(el("p", { class: "muted", "data-testid": "usage-empty" }, t("usage.empty")));
+  } else {
+    box.append(usageTotals(data.totals), timeChart(data),
+      el("div", { class: "grid2" }, tokensChart(usage.client), latencyChart(data)),
+      providerTable(data));
+  }
+  box.append(failureList(usage.events));
+}
+
+function usageTotals(totals) {
+  return el("div", { class: "meta usage-totals", "data-testid": "usage-totals" }, USAGE_COUNTS.map((name) =>
+    el("span", { "data-testid": "usage-total", "data-stat": name },
+      el("span", { class: "k" }, t("usage.col." + name)),
+      el("span", { class: "strong" }, count(name === "errors" ? totals.error_count : totals[name])))));
+}
+
+function chart(testId, title, legend, ...body) {
+  return el("figure", { class: "chart", "data-testid": testId },
+    el("figcaption", null, el("h3", null, title), legend), ...body);
+}
+
+// A legend entry: the colour of its bars, its name and (for a series with a total) the total.
+function legendItem(series, label, total) {
+  return el("li", { "data-series": series },
+    el("span", { class: "swatch s-" + series, "aria-hidden": "true" }), label,
+    total === undefined ? null
+      : el("span", { class: "strong", "data-testid": "usage-legend-total" }, " " + count(total)));
+}
+
+// Requests and errors per bar over the whole range, bars without traffic included.
+function timeSlots(data, slotMs) {
+  const floor = (ms) => ms - (ms % slotMs);
+  const hours = data.buckets.map((b) => floor(b.hour));
+  const first = Math.min(floor(data.from), ...hours);
+  const last = Math.max(floor(data.to - 1), ...hours);
+  const slots = [];
+  for (let at = first; at <= last; at += slotMs) slots.push({ at, requests: 0, errors: 0 });
+  for (const b of data.buckets) {
+    const slot = slots[(floor(b.hour) - first) / slotMs];
+    slot.requests += b.requests;
+    slot.errors += b.error_count;
+  }
+  return slots;
+}
+
+// A bar of the time chart: 10 units per slot, 100 high, requests left and errors right.
+function columnBar(x, value, top, series) {
+  const height = value ? Math.max(1.5, (value / top) * 100) : 0;
+  return svgEl("rect", { class: "s-" + series, x, y: 100 - height, width: 4.5, height, "data-value": value });
+}
+
+function timeChart(data) {
+  const slotMs = USAGE_RANGES[state.usage.shown].slotMs;
+  const slots = timeSlots(data, slotMs);
+  const top = Math.max(1, ...slots.map((s) => Math.max(s.requests, s.errors)));
+  const title = t("usage.timeChart");
+  const svg = svgEl("svg", {
+    viewBox: "0 0 " + slots.length * 10 + " 100", preserveAspectRatio: "none", role: "img", "aria-label": title,
+  }, slots.map((s, i) => svgEl("g", {
+    "data-testid": "usage-slot", "data-time": s.at, "data-requests": s.requests, "data-errors": s.errors,
+  },
+  svgEl("title", null, t("usage.slotTitle", { time: slotTime(s.at, slotMs), requests: count(s.requests),
+    errors: count(s.errors) })),
+  columnBar(i * 10 + 0.5, s.requests, top, "req"),
+  columnBar(i * 10 + 5, s.errors, top, "err"))));
+  const middle = slots[Math.floor(slots.length / 2)];
+  return chart("usage-chart-time", title,
+    el("ul", { class: "legend" },
+      legendItem("req", t("usage.col.requests"), data.totals.requests),
+      legendItem("err", t("usage.col.errors"), data.totals.error_count),
+      el("li", { class: "muted" }, t(slotMs === DAY_MS ? "usage.perDay" : "usage.perHour"))),
+    el("div", { class: "plot" },
+      el("div", { class: "y-axis", "aria-hidden": "true" },
+        el("span", { "data-testid": "usage-y-top" }, count(top)), el("span", null, "0")),
+      svg,
+      el("div", { class: "x-axis", "aria-hidden": "true" },
+        [slots[0], middle, slots[slots.length - 1]].map((s) => el("span", null, slotTime(s.at, slotMs))))));
+}
+
+// A horizontal bar (0..top) and its number as text; wraps under the bar when the row is narrow.
+function hbar(series, value, top, text, testId) {
+  const width = value ? Math.max(0.5, (value / top) * 100) : 0;
+  return el("div", { class: "hbar" },
+    svgEl("svg", { viewBox: "0 0 100 10", preserveAspectRatio: "none", "aria-hidden": "true" },
+      svgEl("rect", { class: "track", width: 100, height: 10 }),
+      svgEl("rect", { class: "s-" + series, width, height: 10, "data-value": value })),
+    el("span", { class: "hbar-value", "data-testid": testId, "data-value": value }, text));
+}
+
+function tokenText(n, estimated, key) {
+  return estimated ? t(key + "Est", { n: count(n), e: count(estimated) }) : t(key, { n: count(n) });
+}
+
+// Input and output tokens of each client: as reported plus as estimated (SPEC §17 counts them apart).
+function tokensChart(data) {
+  const groups = (data ? data.groups : []).map((g) => ({
+    g, input: g.tokens.input + g.tokens.estimated_input, output: g.tokens.output + g.tokens.estimated_output,
+  })).filter((c) => c.input || c.output);
+  const top = Math.max(1, ...groups.map((c) => Math.max(c.input, c.output)));
+  const rows = groups.map(({ g, input, output }) => el("div", {
+    class: "hbar-group", "data-testid": "usage-client", "data-group": g.group, "data-id": g.id,
+  },
+  el("span", { class: "strong" }, groupLabel("client", g.id, g.group)),
+  hbar("in", input, top, tokenText(input, g.tokens.estimated_input, "usage.tokensIn"), "usage-tokens-in"),
+  hbar("out", output, top, tokenText(output, g.tokens.estimated_output, "usage.tokensOut"), "usage-tokens-out")));
+  return chart("usage-chart-tokens", t("usage.tokensChart"),
+    el("ul", { class: "legend" }, legendItem("in", t("usage.input")), legendItem("out", t("usage.output"))),
+    el("p", { class: "muted" }, t("usage.tokensHelp")),
+    rows.length ? el("div", { class: "hbars" }, rows) : el("p", { class: "muted" }, t("usage.noTokens")));
+}
+
+function ms(value) {
+  return value === null || value === undefined ? t("status.none") : t("usage.ms", { n: count(Math.round(value)) });
+}
+
+// p95 as a light bar with p50 over it, and both as text.
+function latencyBar(q, top, key, testId) {
+  const width = (v) => (v ? Math.max(0.5, (v / top) * 100) : 0);
+  return el("div", { class: "hbar" },
+    svgEl("svg", { viewBox: "0 0 100 10", preserveAspectRatio: "none", "aria-hidden": "true" },
+      svgEl("rect", { class: "track", width: 100, height: 10 }),
+      svgEl("rect", { class: "s-p95", width: width(q.p95), height: 10, "data-value": q.p95 }),
+      svgEl("rect", { class: "s-p50", width: width(q.p50), height: 10, "data-value": q.p50 })),
+    el("span", { class: "hbar-value", "data-testid": testId, "data-p50": q.p50, "data-p95": q.p95 },
+      t(key, { p50: ms(q.p50), p95: ms(q.p95) })));
+}
+
+// Latency to the first byte and to the end per provider (the server's p50 and p95, null without a sample).
+function latencyChart(data) {
+  const measured = data.groups.filter((g) => g.latency_ms.first_byte.p95 !== null || g.latency_ms.end.p95 !== null);
+  const values = measured.flatMap((g) => [g.latency_ms.first_byte.p95, g.latency_ms.end.p95]);
+  const top = Math.max(1, ...values.filter((v) => v !== null));
+  const rows = measured.map((g) => el("div", {
+    class: "hbar-group", "data-testid": "usage-latency", "data-group": g.group, "data-id": g.id,
+  },
+  el("span", { class: "strong" }, groupLabel("provider", g.id, g.group)),
+  latencyBar(g.latency_ms.first_byte, top, "usage.firstByte", "usage-latency-first"),
+  latencyBar(g.latency_ms.end, top, "usage.toEnd", "usage-latency-end")));
+  return chart("usage-chart-latency", t("usage.latencyChart"),
+    el("ul", { class: "legend" }, legendItem("p50", t("usage.p50")), legendItem("p95", t("usage.p95"))),
+    rows.length ? el("div", { class: "hbars" }, rows) : el("p", { class: "muted" }, t("usage.noLatency")));
+}
+
+// The errors of a group by class, most first: "rate limited 3", "timeout 1".
+function errorClasses(errors) {
+  const classes = Object.entries(errors || {}).filter(([, n]) => n).sort((a, b) => b[1] - a[1]);
+  if (!classes.length) return t("status.none");
+  return el("span", { class: "classes" }, classes.map(([cls, n]) =>
+    el("span", { class: "chip warn", "data-class": cls, "data-value": n, title: cls },
+      classLabel(cls) + " " + count(n))));
+}
+
+function providerTable(data) {
+  const num = (name, value) => el("td", { class: "num", "data-stat": name }, count(value));
+  const head = ["provider", "requests", "successes", "failovers", "errors", "classes", "streams_cut", "rescues"];
+  return el("div", { class: "stack" },
+    el("h3", null, t("usage.table")),
+    el("div", { class: "table-wrap" },
+      el("table", { class: "ranked", "data-testid": "usage-providers" },
+        el("thead", null, el("tr", null, head.map((name) => el("th", {
+          class: name === "provider" || name === "classes" ? null : "num", scope: "col",
+        }, t("usage.col." + name))))),
+        el("tbody", null, data.groups.map((g) => el("tr", {
+          "data-testid": "usage-provider", "data-group": g.group, "data-id": g.id,
+        },
+        el("td", { class: "strong", "data-stat": "provider" }, groupLabel("provider", g.id, g.group)),
+        num("requests", g.requests), num("successes", g.successes), num("failovers", g.failovers),
+        num("errors", g.error_count),
+        el("td", { "data-stat": "classes" }, errorClasses(g.errors)),
+        num("streams_cut", g.streams_cut), num("rescues", g.rescues)))))));
+}
+
+function failureList(events) {
+  const usage = state.usage;
+  const shown = usage.showAll ? events : events.slice(0, FAILURES_SHOWN);
+  const toggle = events.length > FAILURES_SHOWN
+    ? el("button", {
+      type: "button", class: "small", "data-testid": "usage-failures-toggle", "aria-expanded": String(usage.showAll),
+      onclick: () => {
+        usage.showAll = !usage.showAll;
+        renderUsage();
+      },
+    }, usage.showAll ? t("usage.showFewer", { n: FAILURES_SHOWN }) : t("usage.showAll", { n: events.length }))
+    : null;
+  return el("div", { class: "stack", "data-testid": "usage-failures" },
+    el("div", { class: "between" }, el("h3", null, t("usage.failures")), toggle),
+    events.length ? el("ul", { class: "plain" }, shown.map(failureEntry))
+      : el("p", { class: "muted", "data-testid": "usage-failures-empty" }, t("usage.noFailures")));
+}
+
+function failureEntry(e) {
+  return el("li", { class: "entry", "data-testid": "usage-failure", "data-class": e.class, "data-time": e.time },
+    el("span", { class: "mono", "data-testid": "usage-failure-time" }, clockTime(e.time)),
+    el("span", { class: "strong", "data-testid": "usage-failure-provider" },
+      groupLabel("provider", e.provider_id, e.provider)),
+    e.key_id ? el("span", { class: "chip mono", "data-testid": "usage-failure-key" }, t("status.key", { id: e.key_id }))
+      : null,
+    el("span", { class: "chip mono", "data-testid": "usage-failure-model" }, e.model),
+    el("span", { class: "chip warn", "data-testid": "usage-failure-class", title: e.class }, classLabel(e.class)),
+    el("span", { "data-testid": "usage-failure-status" },
+      e.status === null ? t("status.none") : t("status.http", { status: e.status })),
+    el("span", null, el("span", { class: "k" }, t("usage.client")),
+      el("span", { "data-testid": "usage-failure-client" }, groupLabel("client", e.client_id, e.client))),
+    el("span", { class: "chip off" }, e.surface),
+    e.message ? el("span", { class: "msg", "data-testid": "usage-failure-message" }, e.message) : null);
+}
+
+// What each pinned OpenRouter model saves against its official provider (seed 003's estimate, from
+// GET /openrouter): a line per model that has an estimate.
+function renderSavings() {
+  const box = byId("usage-savings");
+  box.replaceChildren();
+  const models = state.openrouter ? state.openrouter.models.filter((m) => m.estimate) : [];
+  if (!models.length) return;
+  box.append(el("h3", null, t("usage.savings")),
+    el("ul", { class: "plain" }, models.map((m) => el("li", {
+      class: "entry", "data-testid": "usage-savings", "data-model": m.model,
+    }, el("span", { class: "strong mono" }, m.model), el("span", { class: "msg" }, savingsText(m.estimate))))));
+}
+
+function savingsText(e) {
+  const vars = {
+    pinned: e.pinned, official: e.official, pinnedUsd: usd(e.pinned_usd), input: compact(e.input_tokens),
+    output: compact(e.output_tokens), hit: Math.round(e.hit_rate * 100),
+  };
+  if (e.official === null || e.official_usd === null) return t("usage.savingsUnknown", vars);
+  if (e.official === e.pinned) return t("usage.savingsSame", vars);
+  const saved = e.savings_usd === null ? e.official_usd - e.pinned_usd : e.savings_usd;
+  Object.assign(vars, { officialUsd: usd(e.official_usd), savings: usd(Math.abs(saved)) });
+  return t(saved >= 0 ? "usage.savingsLine" : "usage.costsLine", vars);
 }
 
 // --- Providers ------------------------------------------------------------------------------
@@ -2449,6 +2991,10 @@ function wire() {
   byId("cooldown-clear").addEventListener("click", guarded("status", clearCooldowns));
   byId("cooldown-verify").addEventListener("click", guarded("status", verifyCooldowns));
   byId("providers-refresh").addEventListener("click", guarded("providers", reloadProviders));
+  for (const button of document.querySelectorAll("#usage-range button")) {
+    button.addEventListener("click", guarded("usage", () => chooseRange(button.getAttribute("data-range"))));
+  }
+  byId("usage-refresh").addEventListener("click", guarded("usage", reloadUsage));
   byId("preset-platform").addEventListener("change", (e) => {
     note("preset", "", "");
     choosePlatform(e.target.value);
