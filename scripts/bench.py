@@ -24,7 +24,7 @@ straight to the upstream and through the gateway, and prints per runtime:
 - on the Node runtime only (``node_only`` says why): the Worker's own work per event measured
   inside Pyodide (scripts/bench_relay.py), and where a proxied request's CPU goes (``breakdown``,
   with every feature on: by component from a V8 CPU profile of the runtime, by phase of the request
-  from cProfile inside Pyodide).
+  from cProfile inside Pyodide, and the share of it spent counting usage).
 Figures, not assertions: nothing here fails on a slow machine.
 """
 

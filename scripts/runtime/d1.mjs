@@ -49,6 +49,10 @@ export class D1PreparedStatement {
   }
 }
 
+function rowsWritten(results) {
+  return Array.isArray(results) ? results.reduce((sum, r) => sum + (r?.meta?.rows_written ?? 0), 0) : 0;
+}
+
 export class D1Database {
   #call;
   #trace;
@@ -66,7 +70,9 @@ export class D1Database {
   }
   batch(statements) {
     this.#trace?.("batch");
-    return this.#call({ method: "batch", statements: Array.from(statements, (s) => s.wire) });
+    const done = this.#call({ method: "batch", statements: Array.from(statements, (s) => s.wire) });
+    // With the trace on, the rows a batch wrote as D1 counts them (scripts/bench_usage_rows reads it).
+    return this.#trace ? done.then((results) => (console.error(`[d1-rows] ${rowsWritten(results)}`), results)) : done;
   }
   exec(query) {
     return this.#call({ method: "exec", query });

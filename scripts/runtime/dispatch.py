@@ -82,6 +82,7 @@ _LOOP_FILES = ("pyodide/webloop.py", "asyncio/", "_pyodide/_future_helper.py")
 # The builtins the loop calls on every turn.
 _LOOP_BUILTINS = ("_contextvars.Context", "create_once_callable", "set_result")
 _WORKERD_FILES = ("pyodide/code.py", "workers/", "inspect.py", "_local_dispatch.py")
+_USAGE_FILES = ("gateway/meter.py", "gateway/core/usage.py")
 
 
 def start_profiling() -> None:
@@ -120,7 +121,13 @@ def profile_report(requests: int) -> str:
     phases["event loop: a turn per awaited JS promise"] = own(_LOOP_FILES, _LOOP_BUILTINS)
     phases["workerd's dispatch (SDK: conversions, relaxed_call)"] = own(_WORKERD_FILES)
     phases["other"] = total - sum(phases.values())
+    # Inside the phases above: counting the request's usage (SPEC §17), the answer's usage read and
+    # the once-a-minute flush included.
+    usage = own(_USAGE_FILES) + cumulative("gateway/shell/http.py", "_read_all") + cumulative(
+        "gateway/shell/d1.py", "write_usage"
+    )
     return json.dumps({
         "python_calls_per_request": round(calls / requests),
         "share": {name: round(value / total, 3) for name, value in phases.items()},
+        "usage_counting_share": round(usage / total, 3),
     })
