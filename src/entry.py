@@ -16,7 +16,7 @@ from workers import Request, WorkerEntrypoint
 
 from gateway import isolate, meter
 from gateway.core.classify import redact
-from gateway.errors import GatewayError, MethodNotAllowedError, NotFoundError, error_body
+from gateway.errors import GatewayError, MethodNotAllowedError, NotFoundError, StorageError, error_body
 from gateway.responses import PRIVATE_HEADERS, json_response, preflight_response
 from gateway.routes import (
     Call,
@@ -161,14 +161,17 @@ class Default(WorkerEntrypoint):
         return response
 
     async def scheduled(self, controller: Any) -> None:
-        """The Cron Trigger (``triggers.crons`` in wrangler.jsonc): usage older than 30 days is
-        pruned (SPEC §17), then OpenRouter pinning's refresh (SPEC §15). workerd calls a class
+        """The Cron Trigger (``triggers.crons`` in wrangler.jsonc): OpenRouter pinning's refresh
+        (SPEC §15), then usage older than 30 days is pruned (SPEC §17). workerd calls a class
         entrypoint's handler with the event alone (``env`` and ``ctx`` are the instance's:
         ``getHandlerFromEntrypointClass`` in workerd's worker.c++), so a handler that also asks
         for them fails every run."""
-        await usage.prune(self.env.DB)
         refreshed = await openrouter.refresh_candidates(self.env)
         logger.info("cron %s: %d OpenRouter model(s) re-scored", controller.cron, refreshed)
+        try:
+            await usage.prune(self.env.DB)
+        except StorageError:
+            logger.warning("cron %s: old usage not pruned (D1 failed); the next run tries again", controller.cron)
 
 
 # workerd calls ``fetch`` through ``pyodide.code.relaxed_call``, which asks ``inspect.signature``

@@ -1,27 +1,29 @@
 """Usage of routed requests (SPEC §17): counted in the isolate's book, written to D1 at most once a
-minute (the rules are ``core/usage.py``'s).
+minute (the rules are ``core/counting.py``'s and ``core/usage.py``'s).
 
 ``visit`` starts a request's count when it is routed (``routes/routing.route``); whoever ends the
-answer ends the count: the entry module after the handler returned, or, for an answer that is still
-being sent (a stream, a body read for its usage), the task sending it, which calls ``Visit.end``
-through ``ended``. After each end the book is flushed when due, in ``waitUntil``: one D1 batch,
-never on the request's own path. ``flush(force=True)`` is the admin's read: the serving isolate's
-counts are written before they are read.
+answer ends the count: the entry module after the handler returned (``finish``), or, for a stream,
+its relay when the stream is over (``stream_ended``; ``hand_over`` tells ``finish`` so). After each
+end the book is written when due, by a task given to ``waitUntil`` that runs once the answer is
+handed back: one D1 batch, never on the request's own path. ``flush(force=True)`` is the admin's
+read: the serving isolate's counts are written before they are read.
+
+Counting never fails a request: an error in it is logged (by type) and the request goes on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
 from gateway import isolate
-from gateway.core.usage import Tokens, Visit, estimate_output, surface_of
-from gateway.errors import StorageError
+from gateway.core.counting import Tokens, Visit, estimate_output, first_event_bytes, surface_of
 from gateway.routes import Call
-from gateway.shell import d1, tasks
+from gateway.shell import d1
 from gateway.shell.stream import StreamEnd
 
-__all__ = ["ended", "finish", "flush", "stream_ended", "visit"]
+__all__ = ["ended", "finish", "flush", "hand_over", "stream_ended", "visit"]
 
 logger = logging.getLogger("fllmapi")
 
@@ -33,51 +35,54 @@ def visit(call: Call, client: int, input_estimate: int) -> Visit:
 
 
 def finish(call: Call) -> None:
-    """After the handler: end the request's count unless its answer's sender ends it, and flush
-    when due."""
-    counted = call.visit
-    if counted is not None and not counted.deferred:
-        counted.end(isolate.now_ms())
-        _flush_when_due(call)
+    """After the handler: end the request's count unless a relay ends it, and write when due."""
+    if call.visit is not None and not call.visit.deferred:
+        ended(call)
 
 
-def ended(call: Call, tokens: Tokens | None = None, output_estimate: int = 0, cut: bool = False) -> None:
-    """The deferred end of ``call``'s count (see ``Visit.end``), then a flush when due."""
+def ended(call: Call, cut: bool = False, broken: bool = False) -> None:
+    """End ``call``'s count (``Visit.end``), then write the book when due."""
     counted = call.visit
-    if counted is not None:
-        counted.end(isolate.now_ms(), tokens, output_estimate, cut)
-        _flush_when_due(call)
+    if counted is None:
+        return
+    try:
+        counted.end(isolate.now_ms(), cut, broken)
+        if isolate.current().usage.due(isolate.now_ms()):
+            # Not started eagerly: the batch is built after the answer was handed back.
+            call.ctx.waitUntil(asyncio.ensure_future(flush(call.env.DB)))
+    except Exception as exc:  # noqa: BLE001 - counting must never fail the request it counts
+        logger.error("usage not counted: %s", type(exc).__name__)
+
+
+def hand_over(call: Call) -> None:
+    """The count's end is now a relay's (its ``stream_ended`` callback), not ``finish``'s."""
+    if call.visit is not None:
+        call.visit.deferred = True
 
 
 def stream_ended(call: Call, head: bytes) -> StreamEnd:
     """What a relay calls once its stream is over: the count ends with the stream's usage, or an
-    estimate of one token per event, events as long as the first (in ``head``, the bytes read up to
-    it)."""
-    end_of_first = head.find(b"\n\n")
-    event_bytes = len(head) if end_of_first < 0 else end_of_first + 2
-    if call.visit is not None:
-        call.visit.deferred = True
+    estimate of one token per event, events as long as the first (in ``head``, the bytes read up
+    to it)."""
+    event_bytes = first_event_bytes(head)
 
     def end(tokens: Tokens | None, stream_bytes: int, failed: bool) -> None:
-        ended(call, tokens, estimate_output(stream_bytes, event_bytes), failed)
+        if call.visit is not None:
+            call.visit.report(tokens, estimate_output(stream_bytes, event_bytes))
+        ended(call, cut=failed)
 
     return end
 
 
-def _flush_when_due(call: Call) -> None:
-    if isolate.current().usage.due(isolate.now_ms()):
-        call.ctx.waitUntil(tasks.start(flush(call.env.DB)))
-
-
 async def flush(db: Any, force: bool = False) -> None:
     """Write the isolate's buckets and events when due (``force``: whenever it holds any); what
-    D1 refuses is given back to the book, for the next flush."""
+    could not be written is given back to the book, for the next flush."""
     book = isolate.current().usage
     taken = book.take(isolate.now_ms(), force)
     if not taken:
         return
     try:
         await d1.write_usage(db, taken)
-    except StorageError:
+    except Exception as exc:  # noqa: BLE001 - whatever failed, the counts are kept
         book.give_back(taken)
-        logger.warning("usage not written (D1 failed); kept for the next flush")
+        logger.warning("usage not written (%s); kept for the next write", type(exc).__name__)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.core.usage import Visit
+from gateway.core.counting import Visit
 from gateway.shell.http import IncomingRequest
 
 __all__ = ["Call"]

@@ -24,9 +24,9 @@ from gateway import isolate, meter
 from gateway.core import rules
 from gateway.core.clients import Caller
 from gateway.core.config import Config
+from gateway.core.counting import usage_of
 from gateway.core.kinds import Kind
 from gateway.core.outcome import CallerError, Served
-from gateway.core.usage import usage_of
 from gateway.errors import InvalidRequestError, ProviderError
 from gateway.routes import Call
 from gateway.routes.auth import require_api
@@ -68,7 +68,7 @@ def _json_door(endpoint: Endpoint, kind: Kind, wire: type[OpenAIRequest]) -> Han
         request = validate(wire, data)
         body = JsonBody(raw, data)
         result = await route(call, config, body, request.model, request.streaming, caller, endpoint, kind)
-        return answer(call, config, result)
+        return await answer(call, config, result)
 
     return handle
 
@@ -86,7 +86,7 @@ def _upload_door(endpoint: Endpoint, kind: Kind, required: tuple[str, ...]) -> H
             if not form.has(field):
                 raise InvalidRequestError(f"The upload has no '{field}' field.", param=field)
         result = await route(call, config, form, form.model, False, caller, endpoint, kind)
-        return answer(call, config, result)
+        return await answer(call, config, result)
 
     return handle
 
@@ -124,12 +124,15 @@ async def embed(call: Call, config: Config, caller: Caller, body: dict[str, Any]
         raise exhausted_error(result)
     headers = routing_headers(result)
     text = await result.handle.text()
-    meter.ended(call, usage_of(text.encode()))
     inputs = body["input"]
     try:
         vectors = read_vectors(json.loads(text))
     except (ValueError, RecursionError, struct.error) as exc:
+        meter.ended(call, broken=True)
         raise ProviderError(f"{headers[h.ROUTED_VIA]}: the upstream's answer holds no embeddings.") from exc
     if len(vectors.vectors) != (len(inputs) if isinstance(inputs, list) else 1):
+        meter.ended(call, broken=True)
         raise ProviderError(f"{headers[h.ROUTED_VIA]}: the upstream's answer holds another number of embeddings.")
+    if call.visit is not None:
+        call.visit.report(usage_of(text[-4096:].encode()))
     return Embedded(vectors, result.candidate.model, headers)

@@ -17,11 +17,11 @@ from gateway.core.attempt import Attempt, Candidate
 from gateway.core.chain import build_chain, is_auto, model_catalog, one_model
 from gateway.core.clients import Caller, model_refused, restrict_catalog
 from gateway.core.config import Config
+from gateway.core.counting import estimate_text
 from gateway.core.kinds import Kind, single_model
 from gateway.core.loop import run_loop
 from gateway.core.outcome import Exhausted, LoopResult, Served
 from gateway.core.trail import Trail, attempts_header, header_safe, trail_header
-from gateway.core.usage import estimate_text
 from gateway.errors import NotFoundError, PermissionDeniedError, RoutingError
 from gateway.routes import Call
 from gateway.requestid import next_request_id

@@ -20,8 +20,8 @@ from gateway import isolate, meter
 from gateway.core.classify import error_message
 from gateway.core.clients import Caller
 from gateway.core.config import Config
+from gateway.core.counting import Tokens, estimate_text
 from gateway.core.outcome import CallerError, Served
-from gateway.core.usage import Tokens, estimate_text
 from gateway.errors import GatewayError, InvalidRequestError, ProviderError, RoutingError
 from gateway.responses import CORS_HEADERS, json_response
 from gateway.routes import Call
@@ -115,11 +115,14 @@ async def _answer(call: Call, served: Served, plan: Plan, headers: dict[str, str
     try:
         body = json.loads(text)
     except ValueError as exc:
+        meter.ended(call, broken=True)
         raise ProviderError(f"{headers[h.ROUTED_VIA]}: the upstream's answer is not JSON.") from exc
     answer = read_answer(body)
-    reported = answer.input_tokens or answer.output_tokens
-    tokens = Tokens(answer.input_tokens, answer.output_tokens, answer.cached_tokens) if reported else None
-    meter.ended(call, tokens, 0 if reported else estimate_text(len(answer.text.encode()) + len(answer.reasoning.encode())))
+    if call.visit is not None:
+        if answer.input_tokens or answer.output_tokens:
+            call.visit.report(Tokens(answer.input_tokens, answer.output_tokens, answer.cached_tokens))
+        else:
+            call.visit.report(None, estimate_text(len(answer.text.encode()) + len(answer.reasoning.encode())))
     return json_response(plan.answer(answer, served.candidate.model), headers=headers)
 
 
@@ -135,6 +138,7 @@ def _stream(
         opened, config.settings.stream_stall_ms, headers[h.ROUTED_VIA], translator, secret, headers[h.REQUEST_ID], on_end
     )
     call.ctx.waitUntil(tasks.start(relay.run()))
+    meter.hand_over(call)
     stream_headers = {"content-type": translator.media_type, "cache-control": "no-cache", **CORS_HEADERS}
     return respond(relay.readable, 200, stream_headers | headers)
 

@@ -537,10 +537,11 @@ _INSERT_EVENTS = (
 _CAP_EVENTS = (
     "DELETE FROM usage_events WHERE id <= (SELECT id FROM usage_events ORDER BY id DESC LIMIT 1 OFFSET ?)"
 )
-# D1 binds at most 100 parameters per statement; the counts are integers of ours and go inline, the
-# texts are bound: 2 per bucket row, 4 per event row.
-_BUCKET_ROWS_PER_STATEMENT = 48
-_EVENT_ROWS_PER_STATEMENT = 24
+# D1 binds at most this many parameters per statement; the counts are integers of ours and go
+# inline, the texts are bound: 2 per bucket row, 4 per event row.
+_D1_MAX_PARAMS = 100
+_BUCKET_ROWS_PER_STATEMENT = _D1_MAX_PARAMS // 2
+_EVENT_ROWS_PER_STATEMENT = _D1_MAX_PARAMS // 4
 _PRUNE = (
     "DELETE FROM usage_buckets WHERE hour_ms < ?1",
     "DELETE FROM usage_events WHERE at_ms < ?1",
@@ -563,13 +564,13 @@ def _chunks(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
 
 async def write_usage(db: Any, taken: usage.Taken) -> None:
     """Add ``taken``'s buckets to their rows and insert its events, keeping the newest
-    ``USAGE_EVENTS_KEPT``: one batch (one transaction), a statement per 48 buckets or 24 events."""
+    ``USAGE_EVENTS_KEPT``: one batch (one transaction), a statement per 50 buckets or 25 events."""
     statements = []
     for rows in _chunks(list(taken.buckets.items()), _BUCKET_ROWS_PER_STATEMENT):
         values, texts = [], []
         for key, tally in rows:
-            numbers = ",".join(map(str, (key.hour_ms, key.client, key.provider, key.key)))
-            values.append(f"({numbers},?,?,{','.join(map(str, tally.values()))})")
+            numbers = ",".join(str(int(n)) for n in (key.hour_ms, key.client, key.provider, key.key))
+            values.append(f"({numbers},?,?,{','.join(str(int(n)) for n in tally.values())})")
             texts += (key.model, key.surface)
         statements.append(db.prepare(_UPSERT_BUCKETS % ",".join(values)).bind(*texts))
     for events in _chunks(taken.events, _EVENT_ROWS_PER_STATEMENT):

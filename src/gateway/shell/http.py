@@ -8,7 +8,6 @@ never raises for a network problem.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -30,12 +29,12 @@ __all__ = [
     "JsResponse",
     "UpstreamResponse",
     "add_headers",
-    "copied",
     "fulfilled",
     "plain",
     "respond",
     "send",
     "settled",
+    "tail_bytes",
     "unawaited",
 ]
 
@@ -153,22 +152,21 @@ class UpstreamResponse:
         body = self._js.body
         return None if body is None or body is jsnull else body
 
+    async def buffered(self) -> tuple[Any, int] | None:
+        """The whole body as a JS ArrayBuffer (it stays in JS) and its size; None when it cannot
+        be read."""
+        ok, buffer = await settled(self._js.arrayBuffer())
+        return (buffer, int(buffer.byteLength)) if ok else None
+
     async def text(self) -> str:
         """The body as text ('' if it cannot be read)."""
         ok, text = await settled(self._js.text())
         return str(text) if ok else ""
 
 
-def copied(stream: ReadableStream) -> tuple[ReadableStream, Coroutine[Any, Any, bytes]]:
-    """``stream`` in two (a native ``tee``): one to send on, and the awaitable bytes of the other
-    (``b""`` when it fails), read as fast as the first is sent."""
-    sent, kept = stream.tee()
-    return sent, _read_all(kept)
-
-
-async def _read_all(stream: ReadableStream) -> bytes:
-    ok, data = await settled(js.Response.new(stream).arrayBuffer())
-    return data.to_bytes() if ok else b""
+def tail_bytes(buffer: Any, size: int, count: int) -> bytes:
+    """The last ``count`` bytes of a JS ArrayBuffer of ``size`` bytes, copied into Python."""
+    return js.Uint8Array.new(buffer, max(0, size - count)).to_bytes()
 
 
 async def settled(promise: Any) -> tuple[bool, Any]:

@@ -33,7 +33,7 @@ from pyodide.ffi import to_js
 
 from gateway.core.attempt import Defect
 from gateway.core.sse import TAIL_BYTES, First, FirstEvent, ended_properly, first_event, stream_error_event
-from gateway.core.usage import Tokens, usage_of
+from gateway.core.counting import Tokens, usage_of
 from gateway.shell.http import UpstreamResponse, fulfilled, plain, settled, unawaited
 from gateway.shell.tasks import Later
 

@@ -21,7 +21,7 @@ import json
 import math
 from typing import Any, Protocol
 
-from gateway.core.usage import Tokens
+from gateway.core.counting import Tokens
 from gateway.surfaces.chat import ChatStreamDecoder
 
 __all__ = ["DecodedStream", "StreamTranslator", "compact", "estimate_tokens", "sse"]
