@@ -82,7 +82,7 @@ _LOOP_FILES = ("pyodide/webloop.py", "asyncio/", "_pyodide/_future_helper.py")
 # The builtins the loop calls on every turn.
 _LOOP_BUILTINS = ("_contextvars.Context", "create_once_callable", "set_result")
 _WORKERD_FILES = ("pyodide/code.py", "workers/", "inspect.py", "_local_dispatch.py")
-_USAGE_FILES = ("gateway/meter.py", "gateway/core/usage.py")
+_USAGE_FILES = ("gateway/meter.py", "gateway/core/usage.py", "gateway/core/counting.py")
 
 
 def start_profiling() -> None:
@@ -123,7 +123,7 @@ def profile_report(requests: int) -> str:
     phases["other"] = total - sum(phases.values())
     # Inside the phases above: counting the request's usage (SPEC §17), the answer's usage read and
     # the once-a-minute flush included.
-    usage = own(_USAGE_FILES) + cumulative("gateway/shell/http.py", "_read_all") + cumulative(
+    usage = own(_USAGE_FILES) + cumulative("gateway/shell/http.py", ("buffered", "tail_bytes")) + cumulative(
         "gateway/shell/d1.py", "write_usage"
     )
     return json.dumps({
