@@ -28,7 +28,10 @@ MINUTE = rules.MINUTE_MS
 T0 = 1_800_000_000_000 - 1_800_000_000_000 % rules.DAY_MS  # 00:00 UTC
 IDLE = 20 * MINUTE  # not the default, so a test fails if the parameter is ignored
 COOLDOWN = rules.OPENROUTER_ENDPOINT_COOLDOWN_MS
-EPS = rules.OPENROUTER_PRICE_EPSILON
+# SPEC §15's ε and price weights, written out: a test that took them from ``rules`` would move with
+# a wrong constant instead of failing on it.
+EPS = 1e-6
+INPUT_WEIGHT, OUTPUT_WEIGHT = 0.4, 0.6
 
 
 def at(hours: int, minutes: int = 0) -> int:
@@ -73,9 +76,9 @@ def test_the_score_is_throughput_over_weighted_price():
     )}
     plain, cached = result["plain"], result["cached"]
 
-    assert plain.score == pytest.approx(40 / (0.4 * 1e-6 + 0.6 * 3e-6 + EPS))
+    assert plain.score == pytest.approx(40 / (INPUT_WEIGHT * 1e-6 + OUTPUT_WEIGHT * 3e-6 + EPS))
     effective = 0.98 * 2e-7 + 0.02 * 2e-6
-    assert cached.score == pytest.approx(30 / (0.4 * effective + 0.6 * 4e-6 + EPS) * 2)
+    assert cached.score == pytest.approx(30 / (INPUT_WEIGHT * effective + OUTPUT_WEIGHT * 4e-6 + EPS) * 2)
     assert (cached.caching, plain.caching) == (True, False)
 
 
