@@ -282,6 +282,23 @@ def test_wrong_admin_tokens_count_towards_the_lock(gateway, admin):
     assert [r.status_code for r in wrong] == [401, 401, 429]
 
 
+@pytest.mark.usefixtures("fresh_window")
+def test_a_locked_address_is_refused_before_its_admin_token_is_compared(gateway, admin):
+    admin.put("/settings", json={"auth_fail_limit": 2}).raise_for_status()
+    ip = new_ip()
+
+    def ask(token: str) -> httpx.Response:
+        return httpx.get(f"{gateway.url}/api/admin/status", headers={"authorization": f"Bearer {token}", "cf-connecting-ip": ip})
+
+    assert [ask("nope-a").status_code, ask("nope-b").status_code] == [401, 401]  # now locked
+    # A wrong token it already sent (it counts once, so the check of the count would let it be
+    # compared): a 401 now would tell a guesser the token was compared.
+    again = ask("nope-a")
+
+    assert again.status_code == 429
+    assert again.json()["error"]["code"] == "too_many_failed_auth"
+
+
 # --- Cost and failure ------------------------------------------------------------------------
 
 
