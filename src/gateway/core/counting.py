@@ -9,7 +9,7 @@ Rules:
 - Each failed attempt counts an error of its class in its own bucket, and is kept as an ``Event``
   (its message redacted).
 - Tokens are the upstream's (``usage_of``: the last OpenAI ``usage`` object of an answer or a
-  stream's tail), each count clamped to ``TOKENS_MAX``; an answer that states none is estimated,
+  stream's tail, or a translator's), each count clamped to ``TOKENS_MAX`` (``Tokens.stated``); an answer that states none is estimated,
   counted apart: the prompt by its size, a stream at one token per event (``estimate_output``), a
   non-streamed answer by its text (``estimate_answer``).
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from gateway.core import rules
 from gateway.core.classify import FailureKind, error_message, redact
 from gateway.core.outcome import CallerError, LoopResult, Served
 from gateway.core.trail import TrailEntry
@@ -27,6 +28,7 @@ from gateway.core.usage import BucketKey, Event, UsageBook, hour_of
 __all__ = [
     "MODEL_MAX_CHARS",
     "TOKENS_MAX",
+    "USAGE_TAIL_BYTES",
     "Tokens",
     "Visit",
     "estimate_answer",
@@ -37,8 +39,8 @@ __all__ = [
     "usage_of",
 ]
 
-# A token is about this many bytes of text (the estimate of answers that report no usage).
-_BYTES_PER_TOKEN = 4
+# An answer's usage is looked for in its last bytes (OpenAI puts it last).
+USAGE_TAIL_BYTES = 4096
 # A model name a caller asked for, as far as a bucket keeps it (a bucket key is not the caller's
 # to make arbitrarily large).
 MODEL_MAX_CHARS = 200
@@ -53,6 +55,12 @@ class Tokens:
     input: int
     output: int
     cached: int = 0
+
+    @classmethod
+    def stated(cls, input: object, output: object, cached: object = 0) -> Tokens:
+        """The counts an upstream stated, each a whole number from 0 to ``TOKENS_MAX`` (anything
+        else is 0): every path that reads an upstream's usage makes its ``Tokens`` here."""
+        return cls(_count(input), _count(output), _count(cached))
 
 
 # The front door of a path, for the ``surface`` of a bucket (SPEC §12).
@@ -112,8 +120,8 @@ def usage_of(data: bytes) -> Tokens | None:
         if "prompt_tokens" not in usage and "completion_tokens" not in usage:
             continue
         details = usage.get("prompt_tokens_details")
-        cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
-        return Tokens(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")), cached)
+        cached = details.get("cached_tokens") if isinstance(details, dict) else 0
+        return Tokens.stated(usage.get("prompt_tokens"), usage.get("completion_tokens"), cached)
     return None
 
 
@@ -138,7 +146,7 @@ def estimate_output(stream_bytes: int, event_bytes: int) -> int:
 
 def estimate_text(size: int) -> int:
     """The tokens of ``size`` bytes of text."""
-    return size // _BYTES_PER_TOKEN
+    return size // rules.CHARS_PER_TOKEN
 
 
 def estimate_answer(data: bytes) -> int:

@@ -204,6 +204,9 @@ OPENROUTER_ESTIMATE_INPUT_TOKENS = 10_000_000
 OPENROUTER_ESTIMATE_OUTPUT_TOKENS = 1_000_000
 
 # --- Usage and health (SPEC §17, core/usage.py) ---
+# A token is about this many characters (or UTF-8 bytes) of text: every estimate of a count the
+# upstream did not state (count_tokens, message_start, the usage of an answer without one).
+CHARS_PER_TOKEN = 4
 # An isolate writes its usage buckets at most this often: no D1 write per request.
 USAGE_FLUSH_INTERVAL_MS = MINUTE_MS
 # Buckets older than this are deleted by the cron.

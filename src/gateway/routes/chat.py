@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gateway import isolate, meter
 from gateway.core.config import Config
-from gateway.core.counting import estimate_answer, usage_of
+from gateway.core.counting import USAGE_TAIL_BYTES, estimate_answer, usage_of
 from gateway.core.outcome import CallerError, LoopResult, Served
 from gateway.responses import CORS_HEADERS, sse_headers
 from gateway.routes import Call
@@ -23,8 +23,6 @@ __all__ = ["answer", "chat_completions"]
 
 # The front doors whose non-streamed answers are read for their usage (SPEC §17).
 _USAGE_SURFACES = frozenset({"chat", "completions", "embeddings"})
-# An answer's usage is looked for in its last bytes (OpenAI puts it last).
-_USAGE_TAIL_BYTES = 4096
 # An answer without usage is estimated by its text up to this size; a larger one counts none.
 _ESTIMATE_MAX_BYTES = 1024 * 1024
 
@@ -48,7 +46,7 @@ async def _served(call: Call, served: Served, stream_stall_ms: int) -> JsRespons
         read = await answer.buffered()
         if read is not None:
             body, size = read
-            tokens = usage_of(tail_bytes(body, size, _USAGE_TAIL_BYTES))
+            tokens = usage_of(tail_bytes(body, size, USAGE_TAIL_BYTES))
             estimate = 0 if tokens is not None or size > _ESTIMATE_MAX_BYTES else estimate_answer(tail_bytes(body, size, size))
             call.visit.report(tokens, estimate)
     return respond(body, answer.status, {"content-type": content_type, **CORS_HEADERS, **routing})

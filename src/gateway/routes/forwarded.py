@@ -24,7 +24,7 @@ from gateway import isolate, meter
 from gateway.core import rules
 from gateway.core.clients import Caller
 from gateway.core.config import Config
-from gateway.core.counting import usage_of
+from gateway.core.counting import USAGE_TAIL_BYTES, usage_of
 from gateway.core.kinds import Kind
 from gateway.core.outcome import CallerError, Served
 from gateway.errors import InvalidRequestError, ProviderError
@@ -134,5 +134,5 @@ async def embed(call: Call, config: Config, caller: Caller, body: dict[str, Any]
         meter.ended(call, broken=True)
         raise ProviderError(f"{headers[h.ROUTED_VIA]}: the upstream's answer holds another number of embeddings.")
     if call.visit is not None:
-        call.visit.report(usage_of(text[-4096:].encode()))
+        call.visit.report(usage_of(text[-USAGE_TAIL_BYTES:].encode()))
     return Embedded(vectors, result.candidate.model, headers)

@@ -120,7 +120,7 @@ async def _answer(call: Call, served: Served, plan: Plan, headers: dict[str, str
     answer = read_answer(body)
     if call.visit is not None:
         if answer.input_tokens or answer.output_tokens:
-            call.visit.report(Tokens(answer.input_tokens, answer.output_tokens, answer.cached_tokens))
+            call.visit.report(Tokens.stated(answer.input_tokens, answer.output_tokens, answer.cached_tokens))
         else:
             call.visit.report(None, estimate_text(len(answer.text.encode()) + len(answer.reasoning.encode())))
     return json_response(plan.answer(answer, served.candidate.model), headers=headers)

@@ -21,6 +21,7 @@ import json
 import math
 from typing import Any, Protocol
 
+from gateway.core import rules
 from gateway.core.counting import Tokens
 from gateway.surfaces.chat import ChatStreamDecoder
 
@@ -65,7 +66,7 @@ class DecodedStream:
     def usage(self) -> Tokens | None:
         """The upstream's usage, once its stream reported it (SPEC §17)."""
         usage = self._decoder.usage
-        return None if usage is None else Tokens(usage.input_tokens, usage.output_tokens, usage.cached_tokens)
+        return None if usage is None else Tokens.stated(usage.input_tokens, usage.output_tokens, usage.cached_tokens)
 
 
 def compact(value: Any) -> str:
@@ -80,7 +81,6 @@ def sse(event: str | None, data: Any) -> str:
 
 
 # Characters per token of the estimate; English text averages about four (OpenAI's rule of thumb).
-_CHARS_PER_TOKEN = 4
 
 
 # The fields of a chat body that are its prompt: what the estimate counts.
@@ -101,4 +101,4 @@ def estimate_tokens(chat: dict[str, Any], text: str | None = None) -> int:
         size = len(text) - sum(len(compact(k)) + len(compact(chat[k])) + 2 for k in others)
         if len(others) == len(chat):
             size = 2  # "{}": no prompt field at all
-    return max(1, math.ceil(size / _CHARS_PER_TOKEN))
+    return max(1, math.ceil(size / rules.CHARS_PER_TOKEN))

@@ -194,3 +194,9 @@ def test_token_counts_are_clamped():
 )
 def test_the_first_event_is_the_first_data_event(head, size):
     assert first_event_bytes(head) == size
+
+
+def test_every_stated_count_is_a_whole_number_within_bounds():
+    # The translators' and the Messages answer's counts come through here too (not only usage_of).
+    assert Tokens.stated(-3, 10**40, True) == Tokens(0, TOKENS_MAX, 0)
+    assert Tokens.stated(12, "7", 3) == Tokens(12, 0, 3)
