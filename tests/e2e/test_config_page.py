@@ -17,7 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from support.browser import login
+from support.browser import login, watched_page
 from support.runtime import ROOT
 from support.upstream import UPSTREAM_KEY, Json
 
@@ -28,10 +28,9 @@ CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
 
 @dataclass
 class Watch:
-    """What the page did that no test wants: dialogs it opened, errors it threw."""
+    """The dialogs the page opened."""
 
     dialogs: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
 
 
 @pytest.fixture
@@ -40,14 +39,9 @@ def watch() -> Watch:
 
 
 @pytest.fixture
-def page(browser: Browser, gateway, admin, watch: Watch) -> Iterator[Page]:
-    context = browser.new_context(base_url=gateway.url, viewport={"width": 1280, "height": 900})
-    opened = context.new_page()
-    opened.on("pageerror", lambda exc: watch.errors.append(str(exc)))
-    opened.on("console", lambda msg: watch.errors.append(msg.text) if "Content Security Policy" in msg.text else None)
-    yield opened
-    context.close()
-    assert watch.errors == []
+def page(browser: Browser, gateway, admin) -> Iterator[Page]:
+    with watched_page(browser, gateway.url) as opened:
+        yield opened
 
 
 def custom_add(page: Page, name: str, base_url: str, models: str) -> None:

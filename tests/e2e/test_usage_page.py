@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -23,7 +22,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from support.answers import completion_with, server_error
-from support.browser import login
+from support.browser import login, watched_page
 from support.openrouter import FakeOpenRouter, endpoint
 from support.runtime import ROOT, Gateway
 from support.upstream import Json
@@ -45,23 +44,10 @@ def gateway(tmp_path_factory: pytest.TempPathFactory, runtime: str) -> Iterator[
     running.stop()
 
 
-@dataclass
-class Watch:
-    """What the page did that no test wants: errors it threw, CSP refusals."""
-
-    errors: list[str] = field(default_factory=list)
-
-
 @pytest.fixture
 def page(browser: Browser, gateway: Gateway, admin: httpx.Client) -> Iterator[Page]:
-    watch = Watch()
-    context = browser.new_context(base_url=gateway.url, viewport={"width": 1280, "height": 900})
-    opened = context.new_page()
-    opened.on("pageerror", lambda exc: watch.errors.append(str(exc)))
-    opened.on("console", lambda msg: watch.errors.append(msg.text) if "Content Security Policy" in msg.text else None)
-    yield opened
-    context.close()
-    assert watch.errors == []
+    with watched_page(browser, gateway.url) as opened:
+        yield opened
 
 
 def chat(client: httpx.Client, model: str = MODEL) -> httpx.Response:

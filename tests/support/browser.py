@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
-__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "connect_snippets", "login"]
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "connect_snippets", "login", "watched_page"]
 
 # Debian's Chromium (scripts/test installs it); BROWSER_PATH names another Chromium-based browser,
 # e.g. the Google Chrome that GitHub's Ubuntu runners carry.
@@ -16,6 +18,20 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
+
+
+@contextmanager
+def watched_page(browser: Browser, base_url: str) -> Iterator[Page]:
+    """A page at 1280 x 900 in a context of its own, closed after; at the end, asserts the page
+    threw no error and the CSP refused nothing (what no test wants)."""
+    errors: list[str] = []
+    context = browser.new_context(base_url=base_url, viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    opened.on("pageerror", lambda exc: errors.append(str(exc)))
+    opened.on("console", lambda msg: errors.append(msg.text) if "Content Security Policy" in msg.text else None)
+    yield opened
+    context.close()
+    assert errors == []
 
 
 def login(page: Page, token: str) -> None:
