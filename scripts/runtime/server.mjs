@@ -11,7 +11,8 @@
 // `Default.fetch` (via dispatch.py) with `env` (secrets and vars, plus the D1 binding) and a `ctx`
 // honouring waitUntil, and streams the Web `Response` back chunk by chunk, unbuffered. Each
 // request then gets one line on stdout (requestlog.mjs), marked when its stream failed, as the
-// Worker's warnings on Python's stderr say (logline.mjs, StreamFailures).
+// Worker's warnings on Python's stderr say (logline.mjs, StreamFailures). The config page's files
+// (wrangler.jsonc `assets`) are Miniflare's to serve, as in production (assets.mjs).
 //
 // The port is taken first, before the slow part of the start (migrations, Pyodide), so a busy
 // port is reported at once; requests that arrive meanwhile wait until the Worker is loaded.
@@ -21,6 +22,7 @@
 // ADMIN_TOKEN, API_TOKEN and ENCRYPTION_KEY, and say so (never printing them).
 import http from "node:http";
 import path from "node:path";
+import { openAssets } from "./assets.mjs";
 import { openD1 } from "./d1.mjs";
 import { ROOT, StartError, applyMigrations, listen, readEnv, readOptions, readWranglerConfig, run, stopOnSignals } from "./devenv.mjs";
 import { loadWorker } from "./python.mjs";
@@ -108,7 +110,7 @@ function createServer({ worker, env, pending, origin, failures }) {
       passThroughOnException() {},
     };
     try {
-      const { dispatch, scheduled, module } = await worker;
+      const { dispatch, scheduled, module, assets } = await worker;
       if (req.url.startsWith(SCHEDULED_PATH)) return await runScheduled(scheduled, ctx, env, req, res);
       if (profiling && req.url.startsWith(PROFILE_PATH)) {
         const requests = Number(new URL(req.url, "http://localhost").searchParams.get("requests")) || 1;
@@ -116,7 +118,7 @@ function createServer({ worker, env, pending, origin, failures }) {
         return res.end(module.profile_report(requests));
       }
       const request = await toWebRequest(req, `http://${req.headers.host ?? origin}`);
-      const response = await dispatch(ctx, env, request);
+      const response = (await assets?.serve(request)) ?? (await dispatch(ctx, env, request));
       entry.routing = routingOf(response.headers);
       entry.statusText = response.statusText;
       await sendWebResponse(response, res);
@@ -165,10 +167,11 @@ async function main() {
 
   // The database (migrations, then Miniflare) and Python start side by side; the binding joins
   // `env` before the first request is let through.
-  const [d1, { pyodide, dispatch, scheduled, module }] = await Promise.all([
+  const [d1, assets, { pyodide, dispatch, scheduled, module }] = await Promise.all([
     applyMigrations(binding.database_name, options.persistTo).then(() =>
       openD1({ persistTo: options.persistTo, databaseId: binding.database_id, trace }),
     ),
+    config.assets && openAssets(config.assets),
     loadWorker({
       srcDir: path.join(ROOT, path.dirname(config.main)),
       wheelDir: path.join(ROOT, ".cache", "wheels"),
@@ -186,14 +189,14 @@ async function main() {
     },
   });
   if (process.env.LOCAL_RUNTIME_PROFILE === "1") module.start_profiling();
-  workerLoaded({ dispatch, scheduled, module });
+  workerLoaded({ dispatch, scheduled, module, assets });
   console.log(`Ready on http://${options.host}:${server.address().port}`);
 
   stopOnSignals(async () => {
     server.close();
     server.closeAllConnections();
     await Promise.allSettled(pending);
-    await d1.dispose();
+    await Promise.all([d1.dispose(), assets?.dispose()]);
   });
 }
 

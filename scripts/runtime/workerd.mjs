@@ -4,7 +4,8 @@
 //
 // Miniflare (the pinned npm package, the one wrangler itself runs) starts workerd with three
 // workers: the Python Worker as wrangler would upload it (src/**/*.py as Python modules, the pinned
-// packages under python_modules/, the D1 binding, the env file's variables), Miniflare's D1 (the
+// packages under python_modules/, the D1 binding, the env file's variables, its static assets
+// behind Miniflare's asset router), Miniflare's D1 (the
 // same database files wrangler's `--local` uses), and a small front worker holding the listening
 // socket (requestlog.worker.mjs: the request log entry, CF-Connecting-IP, the Cron Trigger). No
 // inspector, no wrangler proxy: a request crosses one JS worker on its way to the Python one.
@@ -154,6 +155,15 @@ async function main() {
           compatibilityFlags: [...config.compatibility_flags, ...DEV_FLAGS],
           d1Databases: { [binding.binding]: binding.database_id },
           bindings: vars,
+          // The config page's files, by Miniflare's asset router and worker as in production: the
+          // front worker's binding to this worker goes through the router.
+          ...(config.assets && {
+            assets: {
+              directory: path.resolve(ROOT, config.assets.directory),
+              routerConfig: { has_user_worker: true },
+              run_worker_first: config.assets.run_worker_first,
+            },
+          }),
         },
         {
           name: FRONT_NAME,

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from playwright.sync_api import Browser, Page, expect
 
-__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "connect_snippets", "login", "watched_page"]
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "connect_snippets", "login", "open_fold", "watched_page"]
 
 # Debian's Chromium (scripts/test installs it); BROWSER_PATH names another Chromium-based browser,
 # e.g. the Google Chrome that GitHub's Ubuntu runners carry.
@@ -21,11 +21,14 @@ CHROMIUM_ARGS = [
 
 
 @contextmanager
-def watched_page(browser: Browser, base_url: str) -> Iterator[Page]:
-    """A page at 1280 x 900 in a context of its own, closed after; at the end, asserts the page
-    threw no error and the CSP refused nothing (what no test wants)."""
+def watched_page(browser: Browser, base_url: str, locale: str = "zh-CN",
+                 viewport: tuple[int, int] = (1280, 900)) -> Iterator[Page]:
+    """A page at ``viewport`` in a context of its own, closed after; at the end, asserts the page
+    threw no error and the CSP refused nothing (what no test wants). The page opens in the
+    browser's language (``locale``, navigator.language): Chinese unless told, as most tests read it."""
     errors: list[str] = []
-    context = browser.new_context(base_url=base_url, viewport={"width": 1280, "height": 900})
+    width, height = viewport
+    context = browser.new_context(base_url=base_url, locale=locale, viewport={"width": width, "height": height})
     opened = context.new_page()
     opened.on("pageerror", lambda exc: errors.append(str(exc)))
     opened.on("console", lambda msg: errors.append(msg.text) if "Content Security Policy" in msg.text else None)
@@ -39,6 +42,14 @@ def login(page: Page, token: str) -> None:
     page.get_by_test_id("login-token").fill(token)
     page.get_by_test_id("login-submit").click()
     expect(page.get_by_test_id("cooldown-bar")).to_be_visible()
+
+
+def open_fold(page: Page, test_id: str) -> None:
+    """Open the folded part (a <details>) ``test_id`` as a user does, by its summary; an open one stays open."""
+    fold = page.get_by_test_id(test_id)
+    if fold.get_attribute("open") is None:
+        fold.locator("summary").first.click()
+    expect(fold).to_have_attribute("open", "")
 
 
 def connect_snippets(page: Page, client: str, model: str) -> dict[str, str]:
