@@ -34,7 +34,7 @@ from gateway.routes import (
     responses,
     usage,
 )
-from gateway.shell.http import IncomingRequest, JsResponse, add_headers
+from gateway.shell.http import IncomingRequest, JsResponse, add_headers, without_body
 
 Handler = Callable[[Call], Awaitable[JsResponse]]
 
@@ -114,18 +114,26 @@ _TABLE = [(method, _compile(path), handler) for method, path, handler in ROUTES]
 
 
 def match(method: str, path: str) -> tuple[Handler, dict[str, str]]:
-    """The handler for ``method`` and ``path`` with its path parameters. Raises
-    ``NotFoundError`` when no path matches, ``MethodNotAllowedError`` when only the method is wrong."""
-    path_matched = False
+    """The handler for ``method`` and ``path`` with its path parameters; ``HEAD`` takes the
+    ``GET`` route (RFC 9110 §9.3.2: the same answer without its body, which ``fetch`` drops).
+    Raises ``NotFoundError`` when no path matches, ``MethodNotAllowedError`` (with ``Allow``) when
+    only the method is wrong, whatever the method (``PATCH``, ``TRACE``, one never heard of)."""
+    wanted = "GET" if method == "HEAD" else method
+    allowed: list[str] = []
     for route_method, pattern, handler in _TABLE:
         found = pattern.match(path)
         if found is None:
             continue
-        if route_method == method:
+        if route_method == wanted:
             return handler, found.groupdict()
-        path_matched = True
-    if path_matched:
-        raise MethodNotAllowedError(f"Method {method} is not allowed on {path}.")
+        allowed.append(route_method)
+    if allowed:
+        if "GET" in allowed:
+            allowed.append("HEAD")
+        allow = ", ".join(sorted({*allowed, "OPTIONS"}))  # OPTIONS: the CORS preflight
+        raise MethodNotAllowedError(
+            f"Method {method} is not allowed on {path}; allowed: {allow}.", headers={"Allow": allow}
+        )
     raise NotFoundError(f"No route for {method} {path}.")
 
 
@@ -150,6 +158,8 @@ class Default(WorkerEntrypoint):
             response = await handler(call)
         except Exception as exc:  # noqa: BLE001 - the one place errors become answers
             response = error_response(exc)
+        if incoming.method == "HEAD":
+            response = without_body(response)
         if call is not None:
             if call.answer_headers:
                 add_headers(response, call.answer_headers)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
+
 import httpx
 import pytest
 
+from support.d1 import d1_apply_migrations, d1_execute
+from support.runtime import ROOT, Gateway
 from support.upstream import UPSTREAM_KEY
 
 
@@ -138,6 +142,67 @@ def test_duplicate_name_is_409(admin, add_provider):
     assert response.json()["error"]["param"] == "name"
 
 
+@pytest.mark.parametrize("name", ["GROQ", "groq", "gRoQ"])
+def test_names_differing_only_in_case_are_the_same_name_409(admin, add_provider, name):
+    add_provider(name="Groq")
+
+    response = admin.post("/providers", json={"name": name, "base_url": "http://x", "api_key": "k", "models": ["m"]})
+
+    assert response.status_code == 409
+    error = response.json()["error"]
+    assert (error["param"], error["code"]) == ("name", "conflict")
+    assert [p["name"] for p in admin.get("/providers").json()["providers"]] == ["Groq"]
+
+
+def test_a_rename_to_another_providers_name_in_other_case_is_409(admin, add_provider):
+    add_provider(name="Groq")
+    other = add_provider(name="other")
+
+    response = admin.put(f"/providers/{other['id']}", json={"name": "groq"})
+
+    assert response.status_code == 409
+    assert response.json()["error"]["param"] == "name"
+
+
+def test_a_provider_may_change_the_case_of_its_own_name(admin, add_provider):
+    provider = add_provider(name="Groq")
+
+    response = admin.put(f"/providers/{provider['id']}", json={"name": "GROQ", "priority": 5})
+
+    assert response.status_code == 200
+    assert response.json()["provider"]["name"] == "GROQ"
+
+
+def test_names_already_differing_only_in_case_survive_the_upgrade(tmp_path, runtime):
+    """A database that holds "Groq" and "groq" from before the rule (migrations up to 0006) is
+    migrated without failing; both rows stay and can be edited, and the rule holds from then on."""
+    migrations = tmp_path / "migrations-0006"
+    migrations.mkdir()
+    for path in sorted((ROOT / "migrations").glob("000[1-6]_*.sql")):
+        shutil.copy(path, migrations)
+    d1_apply_migrations(tmp_path / "state", migrations)
+    d1_execute(tmp_path / "state", "".join(
+        f"INSERT INTO providers (name, base_url, models, created_at, updated_at) VALUES ('{name}', 'http://x', '[\"m\"]', 1, 1);"
+        for name in ("Groq", "groq")
+    ))  # fmt: skip
+
+    gateway = Gateway.start(tmp_path, runtime=runtime)
+    try:
+        headers = {"authorization": f"Bearer {gateway.admin_token}"}
+        with httpx.Client(base_url=f"{gateway.url}/api/admin", headers=headers, timeout=30) as admin:
+            listed = admin.get("/providers").json()["providers"]
+            assert sorted(p["name"] for p in listed) == ["Groq", "groq"]
+            second = next(p for p in listed if p["name"] == "groq")
+
+            assert admin.put(f"/providers/{second['id']}", json={"priority": 7}).status_code == 200
+            body = {"name": "GROQ", "base_url": "http://x", "api_key": "k", "models": ["m"]}
+            assert admin.post("/providers", json=body).status_code == 409
+            renamed = admin.put(f"/providers/{second['id']}", json={"name": "groq-2"})
+            assert (renamed.status_code, renamed.json()["provider"]["name"]) == (200, "groq-2")
+    finally:
+        gateway.stop()
+
+
 def test_unknown_provider_is_404(admin):
     assert admin.put("/providers/999999", json={"priority": 1}).status_code == 404
     assert admin.delete("/providers/999999").status_code == 404
@@ -182,6 +247,59 @@ def test_settings_out_of_range_are_refused_with_the_range(admin, body, says):
     assert (error["param"], error["type"]) == (next(iter(body)), "invalid_request_error")
     assert says in error["message"]
     assert admin.get("/settings").json()["settings"]["stream_stall_ms"]["source"] == "default"
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        pytest.param({"ip_rpm": "5"}, "not a string", id="rpm-as-string"),
+        pytest.param({"max_body_bytes": "4096"}, "not a string", id="body-limit-as-string"),
+        pytest.param({"STREAM_STALL_MS": "5000"}, "not a string", id="env-name-as-string"),
+        pytest.param({"default_client_rpm": 5.0}, "an integer from 0", id="whole-float"),
+        pytest.param({"auth_fail_limit": True}, "an integer from 0", id="boolean"),
+        pytest.param({"openrouter_pinning": "1"}, "not a string", id="switch-as-string"),
+        pytest.param({"max_body_bytes": 100_000_001}, "an integer from 1 to 100000000", id="body-limit-over-platform"),
+        pytest.param({"max_body_bytes": 0}, "an integer from 1 to 100000000", id="body-limit-zero"),
+        pytest.param({"ip_rpm": 2**53}, "an integer from 0 to 9007199254740991", id="beyond-exact-js-numbers"),
+    ],
+)
+def test_settings_of_the_wrong_type_or_beyond_their_bounds_are_400(admin, body, says):
+    before = admin.get("/settings").json()["settings"]
+
+    response = admin.put("/settings", json=body)
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["param"], error["type"]) == (next(iter(body)), "invalid_request_error")
+    assert says in error["message"]
+    assert admin.get("/settings").json()["settings"] == before
+
+
+def test_the_body_limit_may_be_the_platforms(admin):
+    response = admin.put("/settings", json={"max_body_bytes": 100_000_000})
+
+    assert response.status_code == 200
+    assert response.json()["settings"]["max_body_bytes"] == {"value": 100_000_000, "source": "d1"}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "content"),
+    [
+        pytest.param("PUT", "/settings", b'{"ip_rpm": NaN}', id="settings-nan"),
+        pytest.param("PUT", "/settings", b'{"ip_rpm": Infinity}', id="settings-infinity"),
+        pytest.param("POST", "/providers",
+                     b'{"name": "n", "base_url": "http://x", "api_key": "k", "models": ["m"], "priority": -Infinity}',
+                     id="provider-minus-infinity"),
+        pytest.param("POST", "/clients", b'{"name": "c", "rpm": NaN}', id="client-nan"),
+    ],
+)  # fmt: skip
+def test_nan_and_infinity_in_an_admin_body_are_400(admin, method, path, content):
+    response = admin.request(method, path, content=content, headers={"content-type": "application/json"})
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["param"], error["type"]) == ("body", "invalid_request_error")
+    assert "not a JSON value" in error["message"]
 
 
 def test_settings_take_the_env_spelling_too(admin):

@@ -100,6 +100,22 @@ def test_unparseable_body_is_400(api, admin, content):
     assert response.json()["error"]["type"] == "invalid_request_error"
 
 
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_not_json_so_400_before_any_upstream_call(api, add_provider, upstream, constant):
+    add_provider()
+    content = b'{"model": "fake-model", "temperature": %s, "messages": [{"role": "user", "content": "x"}]}' % (
+        constant.encode()
+    )
+
+    response = api.post("/chat/completions", content=content, headers={"content-type": "application/json"})
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["type"], error["param"]) == ("invalid_request_error", "body")
+    assert constant.lstrip("-") in error["message"]
+    assert upstream.requests == []
+
+
 def test_body_over_the_limit_is_413_before_any_upstream_call(api, add_provider, upstream):
     add_provider()
     big = json.dumps({"model": "fake-model", "messages": [{"role": "user", "content": "x" * (1024 * 1024)}]})

@@ -125,34 +125,41 @@ class Setting:
     """A user-overridable integer: D1 row ``key``, env var ``env``, ``default``.
 
     ``clamp`` bounds the value (out-of-range numbers are clamped, not rejected); without it, any
-    integer ``>= minimum`` is valid. ``null_is_off``: a limit that 0 turns off, which an admin
-    API ``null`` turns off too (SPEC §14) instead of restoring the env var or the default.
+    integer from ``minimum`` to ``maximum`` is valid, and a stored or env value above ``maximum``
+    is read as ``maximum`` (the admin API refuses it). ``null_is_off``: a limit that 0 turns off,
+    which an admin API ``null`` turns off too (SPEC §14) instead of restoring the env var or the
+    default.
     """
 
     key: str
     env: str
     default: int
     minimum: int = 0
+    maximum: int = rules.MAX_SETTING_INTEGER
     clamp: tuple[int, int] | None = None
     null_is_off: bool = False
 
     @property
     def expected(self) -> str:
         """What a valid value is, in words (for the admin API's 400)."""
-        if self.clamp is not None:
-            return f"an integer from {self.clamp[0]} to {self.clamp[1]}"
-        return f"an integer >= {self.minimum}"
+        low, high = self.clamp if self.clamp is not None else (self.minimum, self.maximum)
+        return f"an integer from {low} to {high}"
 
     def read(self, raw: object) -> int | None:
         """The value of a D1 row or env var (clamped), or None when it is not valid."""
         return parse_setting(self, raw)
 
     def accept(self, value: object) -> int | None:
-        """The value of an admin API write (never clamped), or None when it is refused."""
+        """The value of an admin API write (never clamped), or None when it is refused: a JSON
+        number only, so ``"5"`` is refused like any other wrong type."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            return None
         return parse_setting(self, value, clamp=False)
 
     def refusal(self, value: object) -> str:
         """Why ``accept`` refused ``value``."""
+        if isinstance(value, str):
+            return f"{self.expected} is expected, as a JSON number, not a string"
         return f"{self.expected} is expected"
 
     def to_json(self, value: int) -> int:
@@ -264,7 +271,13 @@ SETTINGS: tuple[AnySetting, ...] = (
         rules.DEFAULT_STREAM_STALL_MS,
         clamp=(rules.STREAM_STALL_MIN_MS, rules.STREAM_STALL_MAX_MS),
     ),
-    Setting("max_body_bytes", "MAX_BODY_BYTES", rules.DEFAULT_MAX_BODY_BYTES, minimum=1),
+    Setting(
+        "max_body_bytes",
+        "MAX_BODY_BYTES",
+        rules.DEFAULT_MAX_BODY_BYTES,
+        minimum=1,
+        maximum=rules.PLATFORM_MAX_BODY_BYTES,
+    ),
     AliasesSetting("model_aliases", "MODEL_ALIASES"),
     # Rate limits (SPEC §14, ``core/limits.py``): requests (or failed token checks) per minute; 0 is off.
     Setting("default_client_rpm", "DEFAULT_CLIENT_RPM", 0, null_is_off=True),
@@ -288,9 +301,10 @@ SETTINGS_BY_NAME = {**SETTINGS_BY_KEY, **{s.env: s for s in SETTINGS}}
 def parse_setting(setting: Setting, raw: object, *, clamp: bool = True) -> int | None:
     """The value of ``raw`` for ``setting``, or None when it is not valid.
 
-    Accepts ints and decimal strings (D1 stores text, env vars are strings); booleans and
-    fractions are not valid. Out of a clamped setting's range, the value is clamped, or with
-    ``clamp=False`` not valid.
+    Accepts ints and decimal strings (D1 stores text, env vars are strings; the admin API's
+    ``Setting.accept`` takes ints only); booleans and fractions are not valid. Out of a clamped
+    setting's range, or above ``maximum``, the value is clamped, or with ``clamp=False`` not valid;
+    below ``minimum`` it is not valid.
     """
     if isinstance(raw, bool):
         return None
@@ -305,7 +319,9 @@ def parse_setting(setting: Setting, raw: object, *, clamp: bool = True) -> int |
         if not clamp:
             return value if low <= value <= high else None
         return min(max(value, low), high)
-    return value if value >= setting.minimum else None
+    if value < setting.minimum or (not clamp and value > setting.maximum):
+        return None
+    return min(value, setting.maximum)
 
 
 @dataclass(frozen=True, slots=True)

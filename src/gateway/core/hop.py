@@ -14,32 +14,33 @@ turn one request into thousands (issue 8). Rules:
 - Every upstream request carries the incoming list plus this deployment's id at its end. An entry
   that is not an id-like token counts as a hop but is not forwarded.
 - An upstream's 508 answer is a loop through that provider (``classify``: ``loop_detected``).
-- The admin API refuses a ``base_url`` on the gateway's own origin (``same_origin``): the loop
-  caught before it is made; other names of the same gateway are caught by the header.
+- The admin API refuses a ``base_url`` that leads back to the gateway in any spelling of its
+  address (``own_address_refusal``): the loop caught before it is made. Other names of the same
+  gateway (a DNS name resolving to it, a second route) no spelling shows; the header catches them.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from gateway.core import rules
+from gateway.core.hosts import is_loopback, read_address
 
 __all__ = [
     "DEPLOYMENT_ID_KEY",
     "Hops",
     "forward_value",
     "loop_refusal",
+    "own_address_refusal",
     "read_hops",
-    "same_origin",
 ]
 
 # The D1 settings row that holds the deployment id.
 DEPLOYMENT_ID_KEY = "deployment_id"
 # What an entry must look like to be forwarded (another version may make longer ids).
 _ENTRY = re.compile(r"[0-9A-Za-z_-]{1,64}")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+_OWN_ADDRESS = "it is this gateway's own address, so every request sent to it would come back here"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,19 +80,32 @@ def forward_value(hops: Hops, own_id: str | None) -> str:
     return ", ".join([*kept, own_id or "unknown"])
 
 
-def _origin(url: str) -> tuple[str, str, int] | None:
-    try:
-        parts = urlsplit(url.strip())
-        scheme, host = parts.scheme.lower(), parts.hostname
-        port = parts.port or _DEFAULT_PORTS.get(scheme)
-    except ValueError:  # a port that is not a number or out of range
-        return None
-    if not host or port is None:
-        return None
-    return scheme, host, port
+def own_address_refusal(base_url: str, own_url: str) -> str | None:
+    """Why a provider may not have ``base_url`` on the gateway reached at ``own_url`` (the admin
+    call's URL), or None. Hosts and ports are read as ``fetch`` reads them (``core/hosts.py``).
 
-
-def same_origin(url: str, other: str) -> bool:
-    """Whether two URLs have the same origin (scheme, host, port; default ports filled in)."""
-    origin = _origin(url)
-    return origin is not None and origin == _origin(other)
+    - A gateway reached on a loopback address runs on the developer's machine (the local
+      runtime, ``wrangler dev``): another loopback server there is a real upstream (a local model
+      server, the tests' fakes); only its own port, in any loopback spelling, is refused.
+    - A gateway reached on any other host is deployed: no loopback address can serve it, so every
+      spelling of one is refused, and so is its own host on any port or scheme (Workers routes
+      match a host and a path, never a port).
+    - A URL ``fetch`` would not accept is refused as such.
+    """
+    target, own = read_address(base_url), read_address(own_url)
+    if target is None:
+        return "it is not a URL a request can be sent to (check the host and the port)"
+    if own is None:
+        return None
+    if is_loopback(own):
+        if is_loopback(target) and target.port == own.port:
+            return _OWN_ADDRESS
+        return None
+    if is_loopback(target):
+        return (
+            "it names this machine (a loopback address such as 127.0.0.1, ::1, 0.0.0.0 or "
+            "localhost), which the deployed gateway can only reach as itself"
+        )
+    if target.same_host(own):
+        return _OWN_ADDRESS
+    return None

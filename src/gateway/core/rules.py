@@ -15,6 +15,13 @@ CONFIG_TTL_MS = 60 * SECOND_MS
 
 # --- Request edge (SPEC §2.2) ---
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+# The largest body Cloudflare lets reach a Worker on the Free and Pro plans ("100 MB",
+# developers.cloudflare.com/workers/platform/limits/, read as decimal megabytes: the smaller
+# reading, so no accepted value is one the edge answers 413 before the Worker sees it). The
+# max_body_bytes setting is bounded by it.
+PLATFORM_MAX_BODY_BYTES = 100 * 1000 * 1000
+# The largest integer a setting may hold: JS numbers (D1 binds, JSON readers) are exact up to here.
+MAX_SETTING_INTEGER = 2**53 - 1
 # Audio and image uploads (SPEC §12.6): the size OpenAI's upload endpoints accept; their body limit
 # is the larger of this and the setting.
 UPLOAD_LIMIT_BYTES = 25 * 1024 * 1024

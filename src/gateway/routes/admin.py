@@ -1,9 +1,11 @@
 """The admin JSON API under ``/api/admin`` (SPEC §8.2), behind the admin token.
 
 Reads go to D1 directly (the admin sees what is stored, not a snapshot); every write
-invalidates the isolate's configuration snapshot. A provider's ``base_url`` may not be this
-gateway's own origin (it would loop, ``core/hop.py``); a setting is named by its D1 key or its env
-var and must be valid for its kind (an integer in its range; ``model_aliases``: an alias table,
+invalidates the isolate's configuration snapshot. A provider's ``base_url`` may not lead back to
+this gateway in any spelling of its address (it would loop, ``core/hop.py``); a provider's name is
+unique whatever its case (``migrations/0007``: "Groq" and "groq" are one name, 409 as an exact
+repeat is); a setting is named by its D1 key or its env var and must be valid for its kind (an
+integer in its range, given as a JSON number; ``model_aliases``: an alias table,
 ``core/aliases.py``); a new token must be usable (``core/credentials.py``).
 
 A provider holds one or more keys (SPEC §13): created with ``api_key`` or ``api_keys``, added,
@@ -28,7 +30,7 @@ from gateway.core.config import (
     SealedKey,
 )
 from gateway.core.credentials import MIN_TOKEN_LENGTH, token_problem
-from gateway.core.hop import same_origin
+from gateway.core.hop import own_address_refusal
 from gateway.core.tokens import hint, token_matches
 from gateway.errors import ConflictError, CryptoError, InvalidRequestError, NotFoundError
 from gateway.responses import json_response
@@ -144,12 +146,12 @@ def _key_id(params: dict[str, str]) -> int:
     return key_id
 
 
-def _refuse_own_origin(call: Call, base_url: str | None) -> None:
-    if base_url is not None and same_origin(base_url, call.request.url):
+def _refuse_own_address(call: Call, base_url: str | None) -> None:
+    """400 for a ``base_url`` that leads back here in any spelling (``core/hop.py``)."""
+    problem = None if base_url is None else own_address_refusal(base_url, call.request.url)
+    if problem is not None:
         raise InvalidRequestError(
-            "Invalid value for 'base_url': it is this gateway's own address, so every request sent "
-            "to it would come back here. Use the upstream platform's URL.",
-            param="base_url",
+            f"Invalid value for 'base_url': {problem}. Use the upstream platform's URL.", param="base_url"
         )
 
 
@@ -184,7 +186,7 @@ async def create_provider(call: Call) -> JsResponse:
         raise InvalidRequestError(
             "Give exactly one of 'api_key' (one key) or 'api_keys' (a list of keys).", param="api_key"
         )
-    _refuse_own_origin(call, body.base_url)
+    _refuse_own_address(call, body.base_url)
     columns = body.model_dump(exclude={"api_key", "api_keys"})
     sealed = [await crypto.seal(key, config.encryption_key) for key in keys]
     provider_id = await d1.insert_provider(call.env.DB, columns, sealed, isolate.now_ms())
@@ -208,7 +210,7 @@ async def update_provider(call: Call) -> JsResponse:
     _, data = await read_json(call.request, ADMIN_BODY_LIMIT)
     body = validate(ProviderUpdate, data)
     fields = set_fields(body, _NULLABLE)
-    _refuse_own_origin(call, fields.get("base_url"))
+    _refuse_own_address(call, fields.get("base_url"))
     api_key = fields.pop("api_key", None)
     sealed = await crypto.seal(api_key, config.encryption_key) if api_key else None
     provider_id = _provider_id(call.params)

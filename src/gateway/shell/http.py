@@ -36,6 +36,7 @@ __all__ = [
     "settled",
     "tail_bytes",
     "unawaited",
+    "without_body",
 ]
 
 # Every answer, JSON, stream or page, says its content type is the truth (SPEC §14).
@@ -228,6 +229,15 @@ def respond(body: str | ReadableStream | None, status: int, headers: dict[str, s
     the SDK hands a JS Response back to the runtime as it is. Every answer is built here, so
     ``NOSNIFF`` is added here."""
     return js.Response.new(body, plain({"status": status, "headers": NOSNIFF | headers}))
+
+
+def without_body(response: JsResponse) -> JsResponse:
+    """``response``'s status and headers with no body: the answer to a ``HEAD`` (RFC 9110
+    §9.3.2). A streamed body is cancelled, so its source stops."""
+    body = response.body
+    if body is not None and body is not jsnull:
+        unawaited(body.cancel())
+    return js.Response.new(None, plain({"status": response.status, "headers": response.headers}))
 
 
 def add_headers(response: JsResponse, headers: dict[str, str]) -> JsResponse:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from gateway.core import rules
-from gateway.core.config import SETTINGS_BY_KEY, SETTINGS_BY_NAME, ConfigCache, build_config, parse_setting
+from gateway.core.config import (
+    SETTINGS_BY_KEY,
+    SETTINGS_BY_NAME,
+    ConfigCache,
+    Setting,
+    build_config,
+    parse_setting,
+)
 from support.factories import provider
 
 CEILING = "routing_cooldown_ceiling_ms"
@@ -50,6 +57,10 @@ def test_setting_precedence(rows, env, value, source):
         ("auth_fail_limit", "x", None),
         ("openrouter_pinning", 5, 1),
         ("openrouter_lock_idle_ms", 1, 60_000),
+        ("max_body_bytes", "0", None),
+        ("max_body_bytes", "100000000", 100_000_000),
+        ("max_body_bytes", "100000001", rules.PLATFORM_MAX_BODY_BYTES),
+        ("ip_rpm", 2**60, 2**53 - 1),
     ],
 )
 def test_parse_setting(key, raw, expected):
@@ -71,17 +82,51 @@ def test_parse_setting(key, raw, expected):
         ("openrouter_pinning", 2, None),
         ("openrouter_lock_idle_ms", 59_999, None),
         ("openrouter_lock_idle_ms", 86_400_001, None),
+        ("max_body_bytes", 100_000_000, 100_000_000),
+        ("max_body_bytes", 100_000_001, None),
+        ("max_body_bytes", 10**12, None),
+        ("ip_rpm", 2**53 - 1, 2**53 - 1),
+        ("ip_rpm", 2**53, None),
     ],
 )
 def test_parse_setting_without_clamping_refuses_out_of_range(key, raw, expected):
     assert parse_setting(SETTINGS_BY_KEY[key], raw, clamp=False) == expected
 
 
+def test_the_body_limit_is_bounded_by_the_platforms():
+    # The number itself: the Free and Pro plans' request body limit, "100 MB".
+    assert rules.PLATFORM_MAX_BODY_BYTES == 100_000_000
+    assert rules.DEFAULT_MAX_BODY_BYTES <= rules.UPLOAD_LIMIT_BYTES <= rules.PLATFORM_MAX_BODY_BYTES
+
+
+INTEGER_KEYS = [s.key for s in SETTINGS_BY_KEY.values() if isinstance(s, Setting)]
+
+
+@pytest.mark.parametrize("key", INTEGER_KEYS)
+@pytest.mark.parametrize("value", ["5", " 5 ", "1000", True, False, 5.0, 1.5, [5], {"v": 5}])
+def test_the_admin_api_takes_integers_as_json_numbers_only(key, value):
+    setting = SETTINGS_BY_KEY[key]
+
+    assert setting.accept(value) is None
+    if isinstance(value, str):
+        assert "not a string" in setting.refusal(value)
+
+
+@pytest.mark.parametrize("key", INTEGER_KEYS)
+def test_stored_and_env_integers_are_text(key):
+    setting = SETTINGS_BY_KEY[key]
+    valid = setting.clamp[0] if setting.clamp else max(setting.minimum, 1)
+
+    assert setting.read(str(valid)) == valid
+    assert setting.accept(valid) == valid
+
+
 def test_every_setting_has_both_names():
     assert SETTINGS_BY_NAME["STREAM_STALL_MS"] is SETTINGS_BY_NAME["stream_stall_ms"]
     assert len(SETTINGS_BY_NAME) == 2 * len(SETTINGS_BY_KEY)
     assert SETTINGS_BY_KEY["stream_stall_ms"].expected == "an integer from 250 to 600000"
-    assert SETTINGS_BY_KEY["max_body_bytes"].expected == "an integer >= 1"
+    assert SETTINGS_BY_KEY["max_body_bytes"].expected == "an integer from 1 to 100000000"
+    assert SETTINGS_BY_KEY["ip_rpm"].expected == "an integer from 0 to 9007199254740991"
 
 
 def test_deployment_id_and_token_sources_come_from_the_rows():

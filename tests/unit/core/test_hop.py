@@ -1,12 +1,12 @@
 """The loop guard's ``X-Fllmapi-Hop`` (issue 8): reading it, refusing a loop, marking a forward,
-and the admin API's own-origin check."""
+and the admin API's own-address check."""
 
 from __future__ import annotations
 
 import pytest
 
 from gateway.core import rules
-from gateway.core.hop import Hops, forward_value, loop_refusal, read_hops, same_origin
+from gateway.core.hop import Hops, forward_value, loop_refusal, own_address_refusal, read_hops
 
 OWN = "0123456789abcdef"
 OTHER = "fedcba9876543210"
@@ -77,18 +77,48 @@ def test_a_forwarded_mark_is_refused_when_it_comes_back():
     assert loop_refusal(read_hops(sent), "1111111111111111") is None
 
 
+DEV = "http://127.0.0.1:8787/api/admin/providers"  # the gateway on the developer's machine
+DEPLOYED = "https://gw.example.com/api/admin/providers"
+
+
 @pytest.mark.parametrize(
-    ("url", "other", "same"),
+    ("base_url", "own_url", "says"),
     [
-        pytest.param("http://127.0.0.1:8787/v1", "http://127.0.0.1:8787/api/admin/providers", True, id="same"),
-        pytest.param("HTTP://LOCALHOST:8787/v1", "http://localhost:8787/x", True, id="case"),
-        pytest.param("https://gw.example.workers.dev/v1", "https://gw.example.workers.dev:443/", True,
-                     id="default-port"),
-        pytest.param("http://localhost:8787/v1", "http://127.0.0.1:8787/x", False, id="other-host-name"),
-        pytest.param("http://127.0.0.1:8788/v1", "http://127.0.0.1:8787/x", False, id="other-port"),
-        pytest.param("https://127.0.0.1:8787/v1", "http://127.0.0.1:8787/x", False, id="other-scheme"),
-        pytest.param("http://127.0.0.1:99999/v1", "http://127.0.0.1:8787/x", False, id="bad-port"),
+        # On the developer's machine: its own port, in every loopback spelling.
+        pytest.param("http://127.0.0.1:8787/v1", DEV, "own address", id="dev-same"),
+        pytest.param("http://localhost:8787/v1", DEV, "own address", id="dev-localhost"),
+        pytest.param("http://127.1:8787", DEV, "own address", id="dev-127.1"),
+        pytest.param("http://[::1]:8787/v1", DEV, "own address", id="dev-ipv6"),
+        pytest.param("http://0.0.0.0:8787/v1", DEV, "own address", id="dev-unspecified"),
+        pytest.param("http://2130706433:8787/v1", DEV, "own address", id="dev-decimal"),
+        pytest.param("https://127.0.0.1:8787/v1", DEV, "own address", id="dev-other-scheme-same-port"),
+        pytest.param("http://localhost:8787/v1", "http://localhost:8787/x", "own address", id="dev-by-name"),
+        pytest.param("http://127.0.0.1:9000/v1", DEV, None, id="dev-another-local-server"),
+        pytest.param("http://localhost:11434/v1", DEV, None, id="dev-local-model-server"),
+        pytest.param("https://api.groq.com/openai/v1", DEV, None, id="dev-real-upstream"),
+        # Deployed: no loopback spelling, and its own host on any port or scheme.
+        pytest.param("http://127.0.0.1:9000/v1", DEPLOYED, "loopback", id="deployed-127.0.0.1"),
+        pytest.param("http://127.1/v1", DEPLOYED, "loopback", id="deployed-127.1"),
+        pytest.param("http://0x7f000001/v1", DEPLOYED, "loopback", id="deployed-hex"),
+        pytest.param("http://0177.0.0.1/v1", DEPLOYED, "loopback", id="deployed-octal"),
+        pytest.param("http://[::ffff:127.0.0.1]/v1", DEPLOYED, "loopback", id="deployed-v4-mapped"),
+        pytest.param("http://[::]/v1", DEPLOYED, "loopback", id="deployed-ipv6-unspecified"),
+        pytest.param("http://app.localhost/v1", DEPLOYED, "loopback", id="deployed-localhost-subdomain"),
+        pytest.param("https://gw.example.com/v1", DEPLOYED, "own address", id="deployed-same"),
+        pytest.param("https://GW.Example.COM.:443/v1", DEPLOYED, "own address", id="deployed-case-dot-port"),
+        pytest.param("http://gw.example.com:8080/v1", DEPLOYED, "own address", id="deployed-other-port"),
+        pytest.param("https://gw%2Eexample%2Ecom/v1", DEPLOYED, "own address", id="deployed-percent-encoded"),
+        pytest.param("https://api.groq.com/openai/v1", DEPLOYED, None, id="deployed-real-upstream"),
+        pytest.param("https://other.example.com/v1", DEPLOYED, None, id="deployed-sibling-host"),
+        # Not a URL fetch takes.
+        pytest.param("http://127.0.0.1:99999/v1", DEV, "not a URL", id="bad-port"),
+        pytest.param("http://127.0.0.256/v1", DEPLOYED, "not a URL", id="bad-ipv4"),
     ],
 )  # fmt: skip
-def test_same_origin(url, other, same):
-    assert same_origin(url, other) is same
+def test_own_address_refusal(base_url, own_url, says):
+    refusal = own_address_refusal(base_url, own_url)
+
+    if says is None:
+        assert refusal is None
+    else:
+        assert refusal is not None and says in refusal

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from gateway.wire.admin import ProviderCreate, ProviderUpdate, TokensUpdate
+from gateway.wire.admin import (
+    ClientCreate,
+    ClientUpdate,
+    KeyUpdate,
+    ModelsFetchByProvider,
+    ProviderCreate,
+    ProviderUpdate,
+    TokensUpdate,
+)
 from gateway.wire.validation import describe
 
 VALID = {"name": "groq", "base_url": "https://api.groq.com/openai/v1/", "api_key": "k", "models": [" a ", "b", "a"]}
@@ -88,3 +96,36 @@ def test_a_model_entry_that_is_not_an_id_or_id_and_kind_is_refused(entry):
         ProviderCreate.model_validate({**VALID, "models": [entry]})
 
     assert describe(raised.value)[0] == "models"
+
+
+# Every integer and boolean field of the admin bodies (SPEC §8.2, §13, §14): a number or a boolean
+# given as a string, a boolean for a number, a number for a boolean, a whole-valued float: each
+# refused like any other wrong type, naming the field.
+STRICT_CASES = [
+    (ProviderCreate, VALID, "priority", ["5", "1e2", 5.0, True]),
+    (ProviderCreate, VALID, "timeout_ms", ["5000", 5000.0, False]),
+    (ProviderCreate, VALID, "enabled", ["true", 1, 0, "1"]),
+    (ProviderUpdate, {}, "priority", ["5", 5.0]),
+    (ProviderUpdate, {}, "timeout_ms", ["5000"]),
+    (ProviderUpdate, {}, "enabled", ["false", 0]),
+    (KeyUpdate, {}, "enabled", ["true", 1]),
+    (ClientCreate, {"name": "c"}, "rpm", ["5", 5.0, True]),
+    (ClientUpdate, {}, "rpm", ["5"]),
+    (ClientUpdate, {}, "enabled", ["true", 1]),
+    (ModelsFetchByProvider, {}, "provider_id", ["1", 1.0]),
+]
+
+
+@pytest.mark.parametrize(
+    ("model", "base", "field", "value"),
+    [
+        pytest.param(model, base, field, value, id=f"{model.__name__}-{field}-{value!r}")
+        for model, base, field, values in STRICT_CASES
+        for value in values
+    ],
+)
+def test_numbers_and_booleans_are_json_numbers_and_booleans(model, base, field, value):
+    with pytest.raises(ValidationError) as caught:
+        model.model_validate({**base, field: value})
+
+    assert describe(caught.value)[0] == field
