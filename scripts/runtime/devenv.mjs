@@ -161,7 +161,8 @@ export async function applyMigrations(databaseName, persistTo) {
   try {
     await promisify(execFile)(process.execPath, args, {
       cwd: ROOT,
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+      // No telemetry, and no fetch of Cloudflare's cf.json (the request.cf stand-in): offline.
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
     });
   } catch (err) {
     throw new StartError(`applying the D1 migrations failed:\n${err.stdout}${err.stderr}`);

@@ -75,7 +75,8 @@ import json, os, sys
 tool, args = sys.argv[1], sys.argv[2:]
 command = " ".join([tool, *args])
 with open(os.environ["FAKE_LOG"], "a", encoding="utf-8") as log:
-    log.write(json.dumps({"argv": [tool, *args], "stdin": sys.stdin.read()}) + "\n")
+    log.write(json.dumps({"argv": [tool, *args], "stdin": sys.stdin.read(),
+                          "metrics": os.environ.get("WRANGLER_SEND_METRICS")}) + "\n")
 
 for stream in (sys.stdout, sys.stderr):
     stream.reconfigure(encoding="utf-8")
@@ -226,6 +227,13 @@ def test_first_deploy_calls_cloudflare_in_order(project: Project) -> None:
 
     assert result.code == 0, result.stderr
     assert result.argvs == EXPECTED_ORDER
+
+
+def test_no_command_sends_telemetry_even_when_the_caller_allows_it(project: Project) -> None:
+    result = project.deploy(WRANGLER_SEND_METRICS="true")
+
+    assert result.code == 0, result.stderr
+    assert [call["metrics"] for call in result.calls] == ["false"] * len(EXPECTED_ORDER)
 
 
 @pytest.mark.parametrize("output_format", ["json", "toml"])

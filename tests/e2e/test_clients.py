@@ -1,10 +1,12 @@
 """Named client tokens (SPEC §14): created with a token shown once, accepted by the /v1 surfaces,
-refused at once after revoke or disable, limited to their models; the security headers on every
-kind of answer; and a database made by migrations 0001+0002 upgrades in place."""
+refused at once after revoke or disable, limited to their models; served without a usable API
+token (the default client off); the security headers on every kind of answer; and a database made
+by migrations 0001+0002 upgrades in place."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -12,7 +14,8 @@ import pytest
 
 from support.d1 import d1_apply_migrations, d1_execute
 from support.runtime import ROOT, Gateway
-from support.upstream import Sse, chunk
+from support.surfaces import SURFACES
+from support.upstream import UPSTREAM_KEY, FakeUpstream, Sse, chunk
 
 CHAT = {"messages": [{"role": "user", "content": "x"}]}
 MESSAGES = {"max_tokens": 16, "messages": [{"role": "user", "content": "x"}]}
@@ -48,7 +51,7 @@ def test_create_shows_the_token_once_and_lists_a_hint(gateway, admin):
         "models": ["fake-model"], "enabled": True, "created_at": 0,
     }
     listing = admin.get("/clients")
-    assert listing.json() == {"clients": [client]}
+    assert listing.json() == {"clients": [client], "default_client": {"enabled": True}}
     assert token not in listing.text
     updated = admin.put(f"/clients/{client['id']}", json={"rpm": None})
     assert token not in updated.text and updated.json()["client"]["rpm"] is None
@@ -202,6 +205,103 @@ def test_model_lists_show_only_allowed_models(gateway, admin, add_provider):
     assert [m["id"] for m in everything.json()["data"]] == ["auto", "fake-model", "other-model"]
 
 
+# --- Without a usable API token: the default client is off (SPEC §14) ---------------------------
+
+PLACEHOLDER_API_TOKEN = "change-me-api-token"  # as in .dev.vars.example
+
+
+@pytest.fixture(
+    scope="module",
+    params=[pytest.param(PLACEHOLDER_API_TOKEN, id="placeholder"), pytest.param("", id="unset")],
+)
+def tokenless(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, runtime: str) -> Iterator[Gateway]:
+    """A runtime of its own whose API_TOKEN is the example's placeholder, or not set; the
+    failed-auth lock is off unless a test turns it on (conftest's ``gateway`` says why)."""
+    running = Gateway.start(
+        tmp_path_factory.mktemp("no-api-token"), extra_env={"API_TOKEN": request.param, "AUTH_FAIL_LIMIT": "0"},
+        runtime=runtime,
+    )
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def tokenless_admin(tokenless: Gateway, upstream: FakeUpstream) -> Iterator[httpx.Client]:
+    """Its admin API, with no client and one provider on the fake upstream."""
+    headers = {"authorization": f"Bearer {tokenless.admin_token}"}
+    with httpx.Client(base_url=f"{tokenless.url}/api/admin", headers=headers, timeout=30) as admin:
+        for named in admin.get("/clients").raise_for_status().json()["clients"]:
+            admin.delete(f"/clients/{named['id']}").raise_for_status()
+        for provider in admin.get("/providers").raise_for_status().json()["providers"]:
+            admin.delete(f"/providers/{provider['id']}").raise_for_status()
+        admin.put("/settings", json={"auth_fail_limit": None}).raise_for_status()
+        admin.post("/providers", json={"name": "fake", "base_url": upstream.base_url, "api_key": UPSTREAM_KEY,
+                                       "models": ["fake-model"]}).raise_for_status()
+        yield admin
+
+
+def test_without_api_token_and_clients_v1_is_503_naming_both_ways_out(tokenless, tokenless_admin):
+    response = chat(tokenless, PLACEHOLDER_API_TOKEN)
+
+    assert response.status_code == 503
+    error = response.json()["error"]
+    assert error["code"] == "token_not_configured"
+    assert error["message"].startswith("API_TOKEN is ")
+    assert "wrangler secret put API_TOKEN" in error["message"] and "create a named client" in error["message"]
+    assert tokenless_admin.get("/clients").json() == {"clients": [], "default_client": {"enabled": False}}
+    warnings = [line for line in tokenless.log().split("Ready on")[0].splitlines() if line.startswith("warning: API_TOKEN")]
+    assert len(warnings) == 1 and "default client is off" in warnings[0], warnings
+
+
+def test_without_api_token_a_client_is_served_on_every_surface(tokenless, tokenless_admin):
+    client, token = create(tokenless_admin)
+
+    assert chat(tokenless, token).status_code == 200
+    for surface in SURFACES:
+        answer = httpx.post(f"{tokenless.url}{surface.path('fake-model', False)}", timeout=30,
+                            json=surface.body("fake-model", False), headers=surface.headers(token))
+        assert answer.status_code == 200, (surface, answer.text)
+    models = httpx.get(f"{tokenless.url}/v1/models", headers={"authorization": f"Bearer {token}"})
+    assert models.status_code == 200
+    assert tokenless_admin.get("/clients").json() == {"clients": [client], "default_client": {"enabled": False}}
+
+
+def test_without_api_token_its_value_is_a_wrong_token_and_counts(tokenless, tokenless_admin):
+    _, token = create(tokenless_admin)
+    tokenless_admin.put("/settings", json={"auth_fail_limit": 2}).raise_for_status()
+    ip = {"cf-connecting-ip": "203.0.113.77"}
+
+    refused = [
+        httpx.post(f"{tokenless.url}/v1/chat/completions", json={"model": "fake-model", **CHAT},
+                   headers={"authorization": f"Bearer {wrong}", **ip})
+        for wrong in (PLACEHOLDER_API_TOKEN, "another-wrong-token-xx")
+    ]
+    locked = httpx.post(f"{tokenless.url}/v1/chat/completions", json={"model": "fake-model", **CHAT},
+                        headers={"authorization": f"Bearer {token}", **ip})
+
+    assert [r.status_code for r in refused] == [401, 401]
+    assert refused[0].json()["error"]["code"] == "invalid_api_key"
+    assert locked.status_code == 429  # the placeholder was one of the two failures
+    assert messages(tokenless, PLACEHOLDER_API_TOKEN).status_code == 401
+
+
+def test_without_api_token_the_admin_api_still_needs_the_admin_token(tokenless, tokenless_admin):
+    _, token = create(tokenless_admin)
+
+    for wrong in (token, PLACEHOLDER_API_TOKEN):
+        response = httpx.get(f"{tokenless.url}/api/admin/clients", headers={"authorization": f"Bearer {wrong}"})
+        assert response.status_code == 401
+
+
+def test_without_api_token_a_disabled_last_client_brings_the_503_back(tokenless, tokenless_admin):
+    client, token = create(tokenless_admin)
+    assert chat(tokenless, token).status_code == 200
+
+    tokenless_admin.put(f"/clients/{client['id']}", json={"enabled": False}).raise_for_status()
+
+    assert chat(tokenless, token).status_code == 503
+
+
 # --- Security headers (SPEC §14) -------------------------------------------------------------
 
 
@@ -281,7 +381,7 @@ def test_a_database_of_0001_and_0002_upgrades_in_place(tmp_path, upstream, runti
                              headers={"authorization": f"Bearer {gateway.admin_token}"})
         with admin:
             assert admin.get("/settings").json()["settings"]["max_body_bytes"] == {"value": 4096, "source": "d1"}
-            assert admin.get("/clients").json() == {"clients": []}
+            assert admin.get("/clients").json() == {"clients": [], "default_client": {"enabled": True}}
             admin.post("/providers", json={"name": "p", "base_url": upstream.base_url, "api_key": "sk-upgrade-key-0000",
                                            "models": ["fake-model"]}).raise_for_status()
             _, token = create(admin)

@@ -7,6 +7,15 @@ changed, by the textual substitutions of ``substitutions()``, each of which must
 (a free one instead of 8787) and Groq's base URL (the fake upstream of tests/support/upstream.py).
 The script starts without the three secrets in its environment, as a fresh shell would, and under
 ``set -euo pipefail``: an unset ``$ADMIN_TOKEN`` is an error, not ``Bearer ``.
+
+Every README shell block that runs wrangler is run too, offline (``support/offline.py``: a
+network namespace with only loopback, a recording proxy, ``strace`` on ``connect()``), in a copy
+of the project: a block of ``--local`` commands must succeed; a block that needs a Cloudflare
+account (``d1 create``, ``secret put``, ``--remote``, ``pywrangler dev``/``deploy``) runs with a
+fake ``CLOUDFLARE_API_TOKEN`` and fails where it reaches for Cloudflare's API. Either way wrangler
+must not ask for its telemetry host, and nothing may go around the proxy. A control run of
+``npx wrangler whoami`` without ``WRANGLER_SEND_METRICS`` shows that the proxy does see telemetry.
+Inline commands (``login``, ``whoami``, …) are checked only as text (tests/unit/test_docs.py).
 """
 
 from __future__ import annotations
@@ -22,7 +31,9 @@ from pathlib import Path
 
 import pytest
 
-from support.runtime import ROOT, free_port
+from support.offline import namespace_command, run_offline
+from support.readme import logical_lines, wrangler_blocks
+from support.runtime import NODE_BIN, ROOT, free_port
 from support.upstream import FakeUpstream
 
 SECRETS = ("ADMIN_TOKEN", "API_TOKEN", "ENCRYPTION_KEY")
@@ -134,3 +145,73 @@ def test_readme_quickstart_runs_as_written(tmp_path, upstream):
     secrets = dict(re.findall(r"^([A-Z_]+)=(.+)$", (project / ".dev.vars").read_text(), re.M))
     for name in SECRETS:
         assert secrets[name] not in output
+
+
+# --- Every wrangler block of the README, offline and without telemetry --------------------------
+
+# Where wrangler 4.164.0 sends its usage metrics: the control run below asks for it.
+TELEMETRY_HOST = "sparrow.cloudflare.com"
+CLOUDFLARE_API_HOST = "api.cloudflare.com"
+# One wrangler command takes a few seconds here; the bound only stops one that would hang
+# (`pywrangler dev` serving, were it able to start).
+COMMAND_TIMEOUT_S = 90
+BLOCK_TIMEOUT_S = 600
+# Each command of a block is bounded, without changing its text: the names resolve to these.
+BOUNDED = f"npx() {{ timeout {COMMAND_TIMEOUT_S} npx \"$@\"; }}\nuv() {{ timeout {COMMAND_TIMEOUT_S} uv \"$@\"; }}\n"
+
+
+def offline_env(config_home: Path) -> dict[str, str]:
+    """A fresh shell's environment: no secrets, no proxy, none of the caller's settings that the
+    README's blocks must set themselves, no wrangler login (its config folder is new); a fake
+    account, so a remote command goes as far as calling Cloudflare's API. uv neither downloads nor
+    syncs (the copy's .venv is the project's own, linked)."""
+    dropped = {*SECRETS, "WRANGLER_SEND_METRICS", "CLOUDFLARE_CF_FETCH_ENABLED", "CLOUDFLARE_CF_FETCH_PATH",
+               "MINIFLARE_CACHE_DIR", "CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID"}
+    env = {k: v for k, v in os.environ.items() if k not in dropped and "proxy" not in k.lower()}
+    return {
+        **env,
+        "PATH": os.pathsep.join([str(NODE_BIN), str(ROOT / ".cache" / "uv" / "bin"), env["PATH"], "/usr/sbin", "/sbin"]),
+        "XDG_CONFIG_HOME": str(config_home),
+        "CLOUDFLARE_API_TOKEN": "not-a-real-token-0000000000000000",
+        "CLOUDFLARE_ACCOUNT_ID": "0" * 32,
+        "UV_OFFLINE": "1",
+        "UV_NO_SYNC": "1",
+        "NO_COLOR": "1",
+        "FORCE_COLOR": "0",
+    }
+
+
+def is_local(block: str) -> bool:
+    """Every wrangler command of ``block`` works on the local D1 only."""
+    commands = [c for c in logical_lines(block) if "wrangler " in c and not c.startswith("export ")]
+    return bool(commands) and all("--local" in c for c in commands)
+
+
+@pytest.mark.skipif(namespace_command() is None, reason="needs unshare (a network namespace) and strace")
+def test_readme_wrangler_blocks_run_offline_without_telemetry(tmp_path):
+    blocks = wrangler_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert sum(map(is_local, blocks)) >= 1 and sum(not is_local(b) for b in blocks) >= 2, blocks
+    project = tmp_path / "project"
+    copy_project(project)
+    env = offline_env(tmp_path / "config")
+
+    control = run_offline(["npx", "wrangler", "whoami"], cwd=project, env=env, record=tmp_path / "control",
+                          timeout_s=COMMAND_TIMEOUT_S)
+    assert TELEMETRY_HOST in control.proxied, control.output  # the check would see telemetry
+
+    for n, block in enumerate(blocks):
+        local = is_local(block)
+        script = ("set -euo pipefail\n" if local else "set -u\n") + BOUNDED + block
+        ran = run_offline(["bash", "-c", script], cwd=project, env=env, record=tmp_path / f"block{n}",
+                          timeout_s=BLOCK_TIMEOUT_S)
+
+        assert ran.code is not None, f"block {n} did not end:\n{ran.output}"
+        assert TELEMETRY_HOST not in ran.proxied, f"block {n} sent telemetry:\n{block}"
+        assert ran.outside == [], f"block {n} went around the proxy: {ran.outside}"
+        if local:
+            assert ran.code == 0, f"block {n}:\n{block}\n{ran.output}"
+            assert ran.proxied == [], ran.proxied  # a local command asks nothing of the network
+        else:
+            assert set(ran.proxied) == {CLOUDFLARE_API_HOST}, (ran.proxied, ran.output)
+            assert "fetch failed" in ran.output, ran.output  # where it reached for the account
+    assert (project / ".wrangler" / "state" / "v3" / "d1").is_dir()  # the local block made its D1

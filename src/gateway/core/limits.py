@@ -18,7 +18,8 @@ Rules:
   admit up to a tenth fewer per isolate. Failed token checks are counted one by one.
 - The lock: once ``authfail:<ip>`` reached its limit, every request from that IP is refused until
   the window ends, before any token is compared, on the API and the admin API alike.
-- The caller's IP is ``CF-Connecting-IP`` (Cloudflare sets it; a caller cannot); without it,
+- The caller's IP is ``CF-Connecting-IP`` (Cloudflare sets it; a caller cannot, except on a local
+  runtime, which keeps a caller's own and only fills in a missing one); without it,
   the one caller ``unknown``. An IPv6 caller is its /64: one host commonly holds a whole /64, so
   counting addresses would give it endless fresh windows (and endless rows).
 - Only a presented token can fail a check: a request without one is refused (401) without being

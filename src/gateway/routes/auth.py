@@ -5,8 +5,12 @@ the admin token on /api/admin, each behind the rate limits and the failed-auth l
   value; a client token is never accepted on /api/admin.
 - A client token is found in the snapshot's table (``core/clients.py``): no D1 query; a disabled
   or deleted client is refused like a wrong token.
-- A surface whose token is not set, a placeholder or too short (``core.credentials``) is not
-  served at all: 503 naming what to set, whatever the caller presented.
+- An admin token that is not set, a placeholder or too short (``core.credentials``) closes the
+  admin API: 503 naming what to set, whatever the caller presented.
+- Such an API token turns the default client off (SPEC §14, decided 2026-12-02): /v1 serves the
+  enabled named clients only, and any other token, the unusable API token itself included, is a
+  wrong token (401, counted by the failed-auth limit). With no enabled named client either,
+  nothing could be served: 503 naming both ways out (set ``API_TOKEN``, or create a client).
 - Limits (``routes/limits.py``): an IP the isolate knows to be locked out is refused before any
   token is compared; a failed check is counted; an admitted caller is counted and checked against
   the lock. They fail open; tokens, revocation and model lists never do.
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 from gateway.core.clients import Caller, find_client
 from gateway.core.config import Config
-from gateway.core.credentials import MIN_TOKEN_LENGTH, token_problem
+from gateway.core.credentials import MIN_TOKEN_LENGTH, default_client_enabled, token_problem
 from gateway.core.hop import loop_refusal, read_hops
 from gateway.core.tokens import presented_token, token_matches
 from gateway.errors import AuthenticationError, LoopDetectedError, TokenNotConfiguredError
@@ -28,20 +32,28 @@ from gateway.wire.headers import HOP, TOKEN_HEADERS
 
 __all__ = ["require_admin", "require_api"]
 
+# The other way out of a /v1 503 (SPEC §14): named clients are served without the API token.
+_OR_CREATE_A_CLIENT = (
+    ", or create a named client (config page, Clients; POST /api/admin/clients) and use its token"
+)
 
-def _require_usable(config: Config, token: str | None, variable: str, row: str) -> None:
+
+def _require_usable(config: Config, token: str | None, variable: str, row: str, *, or_else: str = "") -> None:
+    """Raises ``TokenNotConfiguredError`` when ``token`` is unusable; ``or_else`` is appended to the
+    message: another way to make the surface serve."""
     problem = token_problem(token)
     if problem is None:
         return
     if row in config.token_rows:
         raise TokenNotConfiguredError(
             f"The '{row}' row of the D1 settings table (it wins over {variable}) {problem}. Delete "
-            f"it: npx wrangler d1 execute freellmapi-worker-db --remote --command "
-            f"\"DELETE FROM settings WHERE key = '{row}'\""
+            f"it: WRANGLER_SEND_METRICS=false npx wrangler d1 execute freellmapi-worker-db --remote --command "
+            f"\"DELETE FROM settings WHERE key = '{row}'\"{or_else}"
         )
     raise TokenNotConfiguredError(
         f"{variable} {problem}. Set {variable} to a random secret of {MIN_TOKEN_LENGTH}+ characters "
-        f"(npx wrangler secret put {variable}; locally in .dev.vars) and restart."
+        f"(WRANGLER_SEND_METRICS=false npx wrangler secret put {variable}; locally in .dev.vars) and "
+        f"restart{or_else}."
     )
 
 
@@ -50,9 +62,12 @@ async def require_api(call: Call, config: Config, *, query_key: bool = False) ->
     API token), once the caller proved to hold the API token or an enabled client's token, was
     admitted by the limits and the request is not looping; a limited client's ``X-RateLimit-*``
     go into ``call.answer_headers``. ``query_key``: the token may also come in ``?key=`` (Gemini
-    clients, SPEC §12). Raises ``TokenNotConfiguredError`` (503), ``RateLimitedError`` (429),
-    ``AuthenticationError`` (401) or ``LoopDetectedError`` (508)."""
-    _require_usable(config, config.api_token, "API_TOKEN", "api_token")
+    clients, SPEC §12). Raises ``TokenNotConfiguredError`` (503: the API token is unusable and no
+    named client is enabled), ``RateLimitedError`` (429), ``AuthenticationError`` (401) or
+    ``LoopDetectedError`` (508)."""
+    default_enabled = default_client_enabled(config.api_token)
+    if not config.clients:
+        _require_usable(config, config.api_token, "API_TOKEN", "api_token", or_else=_OR_CREATE_A_CLIENT)
     request = call.request
     limits = Limits(call, config)
     limits.refuse_if_locked()
@@ -61,7 +76,7 @@ async def require_api(call: Call, config: Config, *, query_key: bool = False) ->
         token = request.query_param("key")
     client = None
     valid = not token_matches(token, config.admin_token)
-    if valid and not token_matches(token, config.api_token):
+    if valid and not (default_enabled and token_matches(token, config.api_token)):
         client = find_client(config.clients, token)
         valid = client is not None
     if not valid:

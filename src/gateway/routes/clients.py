@@ -14,6 +14,7 @@ from typing import Any
 
 from gateway import isolate
 from gateway.core.clients import TOKEN_PREFIX, Client, token_hash
+from gateway.core.credentials import default_client_enabled
 from gateway.core.tokens import hint
 from gateway.errors import NotFoundError
 from gateway.responses import json_response
@@ -53,9 +54,15 @@ def _client_id(params: dict[str, str]) -> int:
 
 
 async def list_clients(call: Call) -> JsResponse:
-    await admin_config(call)
+    """``{"clients": [Client], "default_client": {"enabled": bool}}``: ``enabled`` is false while
+    the API token is unusable (``core.credentials``), when /v1 serves named clients only and the
+    page says so (SPEC §14)."""
+    config = await admin_config(call)
     clients = await d1.load_clients(call.env.DB)
-    return json_response({"clients": [client_json(c) for c in clients]})
+    return json_response({
+        "clients": [client_json(c) for c in clients],
+        "default_client": {"enabled": default_client_enabled(config.api_token)},
+    })
 
 
 async def create_client(call: Call) -> JsResponse:

@@ -1,11 +1,12 @@
-"""What makes the tokens and ENCRYPTION_KEY usable (issue 8): one rule for the Worker's 503, the
-admin API's 400, the local runtime's warning and scripts/deploy."""
+"""What makes the tokens and ENCRYPTION_KEY usable (issue 8): one rule for the Worker's 503 and
+its default client (SPEC §14), the admin API's 400, the local runtime's warning and
+scripts/deploy."""
 
 from __future__ import annotations
 
 import pytest
 
-from gateway.core.credentials import key_problem, problems, token_problem
+from gateway.core.credentials import default_client_enabled, key_problem, problems, token_problem
 
 GOOD_KEY = "ab" * 32
 
@@ -60,3 +61,27 @@ def test_good_credentials_have_no_problem():
     env = {"ADMIN_TOKEN": "admin-0123456789abcdef", "API_TOKEN": "api-0123456789abcdef", "ENCRYPTION_KEY": GOOD_KEY}
 
     assert problems(env) == []
+
+
+@pytest.mark.parametrize(
+    ("api_token", "enabled"),
+    [
+        pytest.param(None, False, id="unset"),
+        pytest.param("", False, id="empty"),
+        pytest.param("change-me-api-token", False, id="placeholder"),
+        pytest.param("x" * 15, False, id="short"),
+        pytest.param("api-0123456789abcdef", True, id="usable"),
+    ],
+)
+def test_the_default_client_is_on_only_with_a_usable_api_token(api_token, enabled):
+    assert default_client_enabled(api_token) is enabled
+
+
+def test_an_unusable_api_token_warns_that_named_clients_are_still_served():
+    env = {"ADMIN_TOKEN": "admin-0123456789abcdef", "API_TOKEN": "change-me-api-token", "ENCRYPTION_KEY": GOOD_KEY}
+
+    (found,) = problems(env)
+
+    assert found.startswith("API_TOKEN is a placeholder")
+    assert "default client is off" in found and "named clients" in found
+    assert "change-me-api-token" not in found
