@@ -1217,3 +1217,38 @@ def measure_heights(browser: Browser, gateway) -> dict[tuple[str, int], int]:
                 tops = panel_tops(opened)
                 assert tops == sorted(tops), tops
     return heights
+
+
+def test_a_newcomer_reaches_a_working_client_in_the_pages_order(browser, gateway, admin, upstream):
+    # The issue's "done when": sign in, add a provider, read how to connect, make a client token, and
+    # the client works, top to bottom, without opening a fold or reading a setting.
+    with watched_page(browser, gateway.url, locale="en-US") as page:
+        login(page, gateway.admin_token)
+        steps = [page.get_by_test_id(i) for i in ("preset-platform", "connect-tab", "client-name")]
+        tops = [step.first.bounding_box()["y"] for step in steps]
+        assert tops == sorted(tops), tops
+
+        page.get_by_test_id("preset-platform").select_option("groq")
+        page.get_by_test_id("preset-base-url").fill(upstream.base_url)  # the fake stands in for Groq
+        page.get_by_test_id("preset-key").fill(UPSTREAM_KEY)
+        page.get_by_test_id("preset-submit").click()
+        expect(row(page, "groq")).to_be_visible()
+
+        page.get_by_test_id("connect").locator('[data-testid="connect-tab"][data-client="openai"]').click()
+        expect(page.get_by_test_id("connect-model")).to_have_value("auto")
+        snippet = "\n".join(page.get_by_test_id("connect-code").all_inner_texts())
+        base_url = re.search(r'base_url="([^"]+)"', snippet).group(1)
+        model = re.search(r'model="([^"]+)"', snippet).group(1)
+
+        page.get_by_test_id("client-name").fill("laptop")
+        page.get_by_test_id("client-submit").click()
+        token = page.get_by_test_id("client-token").inner_text()
+
+        for fold in ("custom-add", "tokens", "openrouter-fold", "settings"):
+            expect(page.get_by_test_id(fold)).not_to_have_attribute("open", re.compile(".*"))
+
+    answer = httpx.post(f"{base_url}/chat/completions", headers=bearer(token),
+                        json={"model": model, "messages": [{"role": "user", "content": "hello"}]})
+    assert (base_url, model) == (f"{gateway.url}/v1", "auto")
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["x-routed-via"].startswith("groq/")
