@@ -220,3 +220,22 @@ USAGE_FLUSH_INTERVAL_MS = MINUTE_MS
 USAGE_KEEP_MS = 30 * DAY_MS
 # Failures kept as events, in D1 and in an isolate's unflushed book alike.
 USAGE_EVENTS_KEPT = 200
+
+# --- Rescue of a cut stream (SPEC §16, core/rescue.py, core/seam.py) ---
+# The most continuation text the seam holds back before it decides (after the continuation's
+# leading whitespace, itself held up to as much): the first rescued byte waits for at most this.
+# A verbatim repeat of the partial still under way past it is followed without holding text.
+SEAM_HOLDBACK_CHARS = 64
+# A continuation that begins with the partial's last characters has them trimmed only from this
+# many on: a shorter match is taken for chance ("10" then "0 items"), the whole partial excepted.
+SEAM_MIN_OVERLAP_CHARS = 4
+# A continuation whose opening matches the partial's opening this far (case and whitespace
+# aside), yet is not an exact repeat of it, restarts the answer: refused.
+SEAM_RESTART_MIN_CHARS = 8
+# A continuation whose opening is found this far anywhere in the partial (case and whitespace
+# aside), yet does not run exactly to the partial's end, repeats it: refused. Shorter shared
+# openings are common phrases, joined as they are.
+SEAM_REPEAT_MIN_CHARS = 20
+# The re-ask quotes the partial's last words: this many at most, cut to this many characters.
+RESCUE_QUOTE_WORDS = 6
+RESCUE_QUOTE_MAX_CHARS = 60
