@@ -36,9 +36,12 @@ def page_files(client: httpx.Client) -> list[str]:
     files, queue = ["/"], re.findall(r'<(?:script[^>]*src|link[^>]*href)="(/[\w./-]+\.(?:js|css))"', html)
     while queue:
         path = queue.pop(0)
+        if path in files:  # a module several others import is fetched once
+            continue
         files.append(path)
         if path.endswith(".js"):
-            queue += [f"/{name}" for name in re.findall(r'^import .* from "\./([\w.-]+)";$', client.get(path).text, re.M)]
+            # Its static imports of the page's own modules (an import list may take several lines).
+            queue += [f"/{name}" for name in re.findall(r'^import [^;]*? from "\./([\w.-]+)";$', client.get(path).text, re.M)]
     return files
 
 

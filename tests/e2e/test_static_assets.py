@@ -25,6 +25,7 @@ class _References(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.found: list[str] = []
+        self.preloaded: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         named = dict(attrs)
@@ -32,18 +33,26 @@ class _References(HTMLParser):
             self.found.append(named["src"])
         if tag == "link" and named.get("rel") == "stylesheet":
             self.found.append(named["href"])
+        if tag == "link" and named.get("rel") == "modulepreload":
+            self.preloaded.append(named["href"])
+
+
+# A module's static imports of the page's own modules (an import list may take several lines).
+IMPORT = re.compile(r'^import [^;]*? from "\./([\w.-]+)";$', re.M)
 
 
 def _page_files(client: httpx.Client) -> list[str]:
-    """Every file the page loads: its script and style, and the modules the scripts import."""
+    """Every file the page loads, once: its script and style, and the modules the scripts import."""
     parser = _References()
     parser.feed(client.get("/").text)
     files, queue = [], list(parser.found)
     while queue:
         path = queue.pop()
+        if path in files:
+            continue
         files.append(path)
         if path.endswith(".js"):
-            queue += [f"/{name}" for name in re.findall(r'^import .* from "\./([\w.-]+)";$', client.get(path).text, re.M)]
+            queue += [f"/{name}" for name in IMPORT.findall(client.get(path).text)]
     return sorted(files)
 
 
@@ -59,7 +68,12 @@ def test_the_page_and_every_file_it_loads_carry_the_declared_headers(client):
     assert "'unsafe-inline'" not in declared["content-security-policy"]
 
     files = _page_files(client)
-    assert files == ["/app.css", "/app.js", "/i18n.js"]
+    assert files == [
+        "/clients.js", "/connect.js", "/core.js", "/i18n.js", "/main.js", "/openrouter.js", "/providers.js",
+        "/settings.js", "/style.css", "/usage.js",
+    ]
+    # Every script and style in public/ is one the page loads (no module is left out of the imports).
+    assert files == sorted(f"/{p.name}" for p in PUBLIC.iterdir() if p.suffix in (".js", ".css"))
     for path, content_type in [("/", "text/html"), *((f, "text/css" if f.endswith(".css") else "text/javascript") for f in files)]:
         response = client.get(path)
         assert response.status_code == 200, path
@@ -90,3 +104,13 @@ def test_api_paths_and_unknown_paths_are_the_workers(client):
     missing = client.get("/no-such-file.txt")
     assert missing.status_code == 404
     assert missing.json()["error"]["type"] == "not_found_error"
+
+
+def test_every_module_the_entry_imports_is_preloaded(client):
+    # One round trip for the modules instead of one per level of imports; a module left off the
+    # list still loads, later.
+    parser = _References()
+    parser.feed(client.get("/").text)
+    modules = [f for f in _page_files(client) if f.endswith(".js")]
+
+    assert sorted(parser.preloaded) == [f for f in modules if f not in parser.found]
