@@ -28,6 +28,9 @@ import { ROOT, StartError, applyMigrations, listen, readEnv, readOptions, readWr
 import { loadWorker } from "./python.mjs";
 import { StreamFailures, routingOf, trackRequest, wantsColour } from "./requestlog.mjs";
 
+// Methods the fetch standard forbids in a Request (Node's undici refuses to build one).
+const FORBIDDEN_METHODS = new Set(["CONNECT", "TRACE", "TRACK"]);
+
 async function readBody(req) {
   const chunks = [];
   for await (const chunk of req) chunks.push(chunk);
@@ -116,6 +119,11 @@ function createServer({ worker, env, pending, origin, failures }) {
         const requests = Number(new URL(req.url, "http://localhost").searchParams.get("requests")) || 1;
         res.writeHead(200, { "content-type": "application/json" });
         return res.end(module.profile_report(requests));
+      }
+      if (FORBIDDEN_METHODS.has(req.method)) {
+        // workerd hands such a request to the Worker (405 there); Node's Request cannot carry it.
+        res.writeHead(501, { "content-type": "text/plain" });
+        return res.end(`the Node runtime cannot hand a ${req.method} request to the Worker (use --runtime workerd)\n`);
       }
       const request = await toWebRequest(req, `http://${req.headers.host ?? origin}`);
       const response = (await assets?.serve(request)) ?? (await dispatch(ctx, env, request));
