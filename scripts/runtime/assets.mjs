@@ -50,7 +50,12 @@ export async function openAssets(config) {
       for (const name of HOP_HEADERS) headers.delete(name);
       // Node's fetch would ask for gzip and hand back the body decoded, under the gzip header.
       headers.set("accept-encoding", "identity");
-      const response = await fetch(new URL(url.pathname + url.search, origin), { method: request.method, headers, redirect: "manual" });
+      // The path goes onto Miniflare's origin as it is: resolved as a URL, `//host/x` would be
+      // another host (this runtime an open proxy).
+      const target = new URL(origin);
+      target.pathname = url.pathname;
+      target.search = url.search;
+      const response = await fetch(target, { method: request.method, headers, redirect: "manual" });
       if (response.headers.has(FALLTHROUGH)) {
         await response.body?.cancel();
         return null;

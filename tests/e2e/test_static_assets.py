@@ -4,6 +4,7 @@ path stays the Worker's."""
 
 from __future__ import annotations
 
+import http.client
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -114,3 +115,17 @@ def test_every_module_the_entry_imports_is_preloaded(client):
     modules = [f for f in _page_files(client) if f.endswith(".js")]
 
     assert sorted(parser.preloaded) == [f for f in modules if f not in parser.found]
+
+
+def test_a_path_that_looks_like_another_host_stays_on_the_gateway(gateway, upstream):
+    # `//host/x` is a path; read as a URL it would be another host, and the asset lookup a proxy.
+    host = upstream.origin.split("//", 1)[1]
+    connection = http.client.HTTPConnection(gateway.url.split("//", 1)[1], timeout=30)
+    for path in (f"//{host}/v1/models", f"/\\{host}/v1/models"):
+        connection.request("GET", path)
+        answer = connection.getresponse()
+        answer.read()
+        assert answer.status == 404, path
+    connection.close()
+
+    assert upstream.model_list_requests == [] and upstream.requests == []
