@@ -30,10 +30,17 @@ function parseRpm(text, fieldId) {
   return Number(value);
 }
 
+// Which of the three cases holds (SPEC §14): the API token works; it is off and the enabled
+// clients are served; it is off and nothing can be served (503).
+function defaultClientNote(defaultClient) {
+  if (defaultClient.enabled) return "clients.defaultOn";
+  return state.clients.some((c) => c.enabled) ? "clients.defaultOff" : "clients.defaultOffNone";
+}
+
 export function renderClients() {
   const fallback = byId("default-client");
   const defaultClient = state.defaultClient;
-  fallback.textContent = defaultClient ? t(defaultClient.enabled ? "clients.defaultOn" : "clients.defaultOff") : "";
+  fallback.textContent = defaultClient ? t(defaultClientNote(defaultClient)) : "";
   fallback.setAttribute("class", defaultClient && !defaultClient.enabled ? "note warn-text" : "note muted");
   const tokenBox = byId("client-token-box");
   tokenBox.replaceChildren();
@@ -269,6 +276,8 @@ async function putTokens(body) {
 
 export async function saveApiToken() {
   await putTokens({ api_token: tokenValue("token-api") });
+  await loadClients(); // the default client's state follows the token
+  renderClients();
   note("tokens", "ok", t("tokens.apiSaved"));
 }
 

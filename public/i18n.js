@@ -393,7 +393,10 @@ export const I18N = {
     "unit.MB": "MB",
     "keys.cooling": "cooling down",
     "clients.defaultOn": "The API token (API_TOKEN) is the default client: it works beside the named clients below.",
-    "clients.defaultOff": "API_TOKEN is not set: the default client is off; named clients are served.",
+    "clients.defaultOff":
+      "API_TOKEN is not set (or is a placeholder or too short): the default client is off; the enabled clients below are served.",
+    "clients.defaultOffNone":
+      "API_TOKEN is not set (or is a placeholder or too short) and no client is enabled: /v1 answers 503 until you create a client below or set the API token.",
   },
   zh: {
     "app.title": "fllmapi-worker · 配置",
@@ -778,6 +781,8 @@ export const I18N = {
     "unit.MB": "MB",
     "keys.cooling": "冷却中",
     "clients.defaultOn": "API 令牌（API_TOKEN）即默认客户端：它与下方的具名客户端一同可用。",
-    "clients.defaultOff": "未设置 API_TOKEN：默认客户端已关闭；具名客户端照常服务。",
+    "clients.defaultOff": "未设置 API_TOKEN（或为占位值、过短）：默认客户端已关闭；下方已启用的客户端照常服务。",
+    "clients.defaultOffNone":
+      "未设置 API_TOKEN（或为占位值、过短），且没有已启用的客户端：/v1 返回 503，直到在下方创建客户端或设置 API 令牌。",
   },
 };

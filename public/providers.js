@@ -716,10 +716,11 @@ function presetModels() {
   return preset ? [...new Set([...preset.default_models, ...state.preset.fetched])] : [];
 }
 
+// A name no provider has, whatever its case (the server compares names as SQLite's NOCASE does).
 function uniqueName(base) {
-  const taken = new Set(state.providers.map((p) => p.name));
+  const taken = new Set(state.providers.map((p) => p.name.toLowerCase()));
   let name = base;
-  for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;
+  for (let n = 2; taken.has(name.toLowerCase()); n++) name = `${base}-${n}`;
   return name;
 }
 

@@ -100,7 +100,7 @@ def test_unparseable_body_is_400(api, admin, content):
     assert response.json()["error"]["type"] == "invalid_request_error"
 
 
-@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e999", "-1e999"])  # 1e999: Python's inf
 def test_nan_and_infinity_are_not_json_so_400_before_any_upstream_call(api, add_provider, upstream, constant):
     add_provider()
     content = b'{"model": "fake-model", "temperature": %s, "messages": [{"role": "user", "content": "x"}]}' % (

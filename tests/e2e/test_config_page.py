@@ -1170,11 +1170,23 @@ def test_the_clients_panel_says_when_the_default_client_is_off(browser, tmp_path
 
     off = Gateway.start(tmp_path, extra_env={"API_TOKEN": "change-me-to-a-long-random-token"}, runtime=runtime)
     try:
+        note = lambda page: page.get_by_test_id("default-client")  # noqa: E731
         with watched_page(browser, off.url, locale="en-US") as opened:
             login(opened, off.admin_token)
-            expect(opened.get_by_test_id("default-client")).to_have_text(
-                "API_TOKEN is not set: the default client is off; named clients are served."
+            expect(note(opened)).to_have_text(
+                "API_TOKEN is not set (or is a placeholder or too short) and no client is enabled: /v1 answers "
+                "503 until you create a client below or set the API token."
             )
+            opened.get_by_test_id("client-name").fill("laptop")
+            opened.get_by_test_id("client-submit").click()
+            expect(note(opened)).to_have_text(
+                "API_TOKEN is not set (or is a placeholder or too short): the default client is off; the "
+                "enabled clients below are served."
+            )
+            open_fold(opened, "tokens")  # a usable token turns the default client on, at once
+            opened.get_by_test_id("token-api").fill("a-usable-api-token-0123456789")
+            opened.get_by_test_id("token-api-save").click()
+            expect(note(opened)).to_have_text(re.compile("^The API token \\(API_TOKEN\\) is the default client"))
     finally:
         off.stop()
 
@@ -1252,3 +1264,13 @@ def test_a_newcomer_reaches_a_working_client_in_the_pages_order(browser, gateway
     assert (base_url, model) == (f"{gateway.url}/v1", "auto")
     assert answer.status_code == 200, answer.text
     assert answer.headers["x-routed-via"].startswith("groq/")
+
+
+def test_quick_add_proposes_a_name_free_whatever_its_case(page, gateway, add_provider):
+    # Provider names are one whatever their case (the server answers 409 for "groq" beside "Groq").
+    add_provider(name="Groq", platform="groq")
+    login(page, gateway.admin_token)
+
+    page.get_by_test_id("preset-platform").select_option("groq")
+
+    expect(page.locator("#preset-name")).to_have_value("groq-2")

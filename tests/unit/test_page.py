@@ -301,8 +301,9 @@ def test_client_rpm_texts_say_it_is_enforced():
 def test_the_default_clients_note_follows_the_answer():
     assert "state.defaultClient = data.default_client || null;" in _function("loadClients")
     render = _function("renderClients")
-    assert 't(defaultClient.enabled ? "clients.defaultOn" : "clients.defaultOff")' in render
-    assert "API_TOKEN" in _i18n()["en"]["clients.defaultOff"] and "API_TOKEN" in _i18n()["zh"]["clients.defaultOff"]
+    assert "t(defaultClientNote(defaultClient))" in render
+    for key in ("clients.defaultOff", "clients.defaultOffNone"):
+        assert "API_TOKEN" in _i18n()["en"][key] and "API_TOKEN" in _i18n()["zh"][key]
 
 
 # --- OpenRouter pinning (SPEC §15) ------------------------------------------------------------

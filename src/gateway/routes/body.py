@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -41,6 +42,15 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value (RFC 8259 numbers are finite)")
 
 
+def _finite(text: str) -> float:
+    # A number too large for a double (1e999) is JSON, but Python reads it as inf, which a body
+    # re-serialised for an upstream would carry as Infinity. Called per float of the body (a few).
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is too large")
+    return value
+
+
 async def read_json(request: IncomingRequest, limit: int) -> tuple[bytes, Any]:
     """The raw body and its parsed JSON, within ``limit``; 400 for an empty or invalid body
     (``NaN``/``Infinity`` included: they are not JSON)."""
@@ -48,7 +58,7 @@ async def read_json(request: IncomingRequest, limit: int) -> tuple[bytes, Any]:
     if not raw.strip():
         raise InvalidRequestError("The request body is empty; a JSON object is expected.", param="body")
     try:
-        return raw, json.loads(raw, parse_constant=_not_json)
+        return raw, json.loads(raw, parse_constant=_not_json, parse_float=_finite)
     except (ValueError, RecursionError) as exc:
         raise InvalidRequestError(f"The request body is not valid JSON: {exc}", param="body") from exc
 
