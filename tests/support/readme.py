@@ -21,7 +21,8 @@ __all__ = [
 
 METRICS_OFF = "WRANGLER_SEND_METRICS=false"
 _EXPORT = re.compile(rf"^export\s+{METRICS_OFF}(\s|;|$)")
-_FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
+# A fence may be indented (a block inside a list item): its lines are read without the indent.
+_FENCE = re.compile(r"^( *)```(\w*)\n(.*?)^\1```$", re.M | re.S)
 _SHELL = ("sh", "bash", "shell", "console")
 # A command that runs wrangler: npx [--yes] wrangler …, uv run pywrangler … or wrangler ….
 _RUNS_WRANGLER = re.compile(r"(npx\s+(--yes\s+)?wrangler|uv\s+run\s+pywrangler|wrangler)\s")
@@ -30,7 +31,11 @@ _ASSIGNMENT = re.compile(r"^WRANGLER_SEND_METRICS=\S*\s+")
 
 def wrangler_blocks(readme: str) -> list[str]:
     """The fenced shell blocks that mention wrangler, in order."""
-    return [code for lang, code in _FENCE.findall(readme) if lang in _SHELL and "wrangler" in code]
+    return [
+        re.sub(rf"(?m)^{indent}", "", code)
+        for indent, lang, code in _FENCE.findall(readme)
+        if lang in _SHELL and "wrangler" in code
+    ]
 
 
 def logical_lines(block: str) -> list[str]:

@@ -51,17 +51,22 @@ def test_metrics_left_on_reads_a_block_as_bash_would(block, left_on):
     assert metrics_left_on(block) == left_on
 
 
-def test_every_readme_wrangler_block_turns_metrics_off():
-    blocks = wrangler_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+DOCS = pytest.mark.parametrize("doc", ["README.md", "docs/deploy.md"])
 
-    assert len(blocks) >= 3, "the README lost its wrangler blocks: see tests/e2e/test_quickstart.py"
+
+@DOCS
+def test_every_wrangler_block_turns_metrics_off(doc):
+    blocks = wrangler_blocks((ROOT / doc).read_text(encoding="utf-8"))
+
+    assert len(blocks) >= 3, f"{doc} lost its wrangler blocks (the README's: see tests/e2e/test_quickstart.py)"
     assert {i: metrics_left_on(b) for i, b in enumerate(blocks) if metrics_left_on(b)} == {}
 
 
-def test_every_inline_wrangler_command_carries_the_setting():
-    commands = inline_commands((ROOT / "README.md").read_text(encoding="utf-8"))
+@DOCS
+def test_every_inline_wrangler_command_carries_the_setting(doc):
+    commands = inline_commands((ROOT / doc).read_text(encoding="utf-8"))
 
-    assert commands, "the README shows no inline wrangler command: is the check still needed?"
+    assert commands, f"{doc} shows no inline wrangler command: is the check still needed?"
     assert [c for c in commands if not c.startswith(f"{METRICS_OFF} ")] == []
 
 
