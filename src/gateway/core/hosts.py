@@ -9,8 +9,9 @@ slashes"), for the special schemes http and https:
   ``/`` or ``\\`` after ``scheme:`` starts the authority (``http:/\\127.0.0.1`` is 127.0.0.1).
 - The authority ends at the first ``/``, ``\\``, ``?`` or ``#``; user info ends at its last ``@``;
   the port follows the first ``:`` outside brackets (digits only, at most 65535, empty: default).
-- The host is percent-decoded, then mapped as IDNA does for these cases: full-width forms to ASCII
-  (NFKC), the ideographic full stops to ``.``, lower case.
+- The host is percent-decoded, then mapped as IDNA does: full-width forms to ASCII (NFKC), the
+  ideographic full stops to ``.``, the code points IDNA ignores (soft hyphen, zero-width space,
+  variation selectors…) dropped, lower case, and a non-ASCII label as Punycode.
 - A host whose last dot-separated part is a number (``1``, ``0x7f``; a trailing dot is dropped) is
   an IPv4 address and nothing else: one to four parts, each decimal, hex (``0x``) or octal
   (leading ``0``); the last part fills the remaining bytes (``127.1``, ``2130706433``). A part
@@ -26,6 +27,7 @@ is left to the hop header.
 
 from __future__ import annotations
 
+import encodings.idna
 import ipaddress
 import unicodedata
 from dataclasses import dataclass
@@ -123,14 +125,25 @@ def _host(raw: str) -> Host | None:
         decoded = unquote(raw, errors="strict")
     except UnicodeDecodeError:
         return None
-    if not decoded.isascii():
-        decoded = unicodedata.normalize("NFKC", decoded.translate(_DOTS)).translate(_DOTS)
-    domain = decoded.lower()
+    domain = (decoded if decoded.isascii() else _ascii_domain(decoded)).lower()
     if not domain or any(c in _FORBIDDEN for c in domain):
         return None
     if _ends_in_a_number(domain):
         return _ipv4(domain)
     return domain.rstrip(".") if domain != "." else None
+
+
+def _ascii_domain(decoded: str) -> str:
+    """A non-ASCII host as ``fetch`` sends it: IDNA's mapping per label (nameprep: NFKC, case
+    folding, and the code points IDNA ignores dropped, so ``local\u00adhost`` is ``localhost``),
+    then Punycode (the form a request's own URL carries). A label IDNA refuses is kept as mapped
+    by NFKC alone (such a host is compared as it is)."""
+    labels = unicodedata.normalize("NFKC", decoded.translate(_DOTS)).translate(_DOTS).split(".")
+    try:
+        mapped = [label if label.isascii() else encodings.idna.nameprep(label) for label in labels]
+        return ".".join(label if label.isascii() else encodings.idna.ToASCII(label).decode() for label in mapped)
+    except UnicodeError:
+        return ".".join(labels)
 
 
 def _ends_in_a_number(domain: str) -> bool:

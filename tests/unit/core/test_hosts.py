@@ -42,6 +42,16 @@ LOOPBACK_V4 = 0x7F000001
         pytest.param("http://1.2.3.4.example/", "1.2.3.4.example", 80, id="numbers-then-a-name"),
         pytest.param("http://example.0x7g/", "example.0x7g", 80, id="not-quite-hex-is-a-name"),
         pytest.param("http://example.com:/v1", "example.com", 80, id="empty-port-is-the-default"),
+        # Code points IDNA ignores, and Unicode names: as Node's URL reads them (checked 2026-12-02).
+        pytest.param("http://local\u00adhost:8787", "localhost", 8787, id="soft-hyphen"),
+        pytest.param("http://local%C2%ADhost:8787", "localhost", 8787, id="soft-hyphen-percent-encoded"),
+        pytest.param("http://local\u200bhost:8787", "localhost", 8787, id="zero-width-space"),
+        pytest.param("http://loc\u034falhost:8787", "localhost", 8787, id="combining-grapheme-joiner"),
+        pytest.param("http://localhost\ufe0f:8787", "localhost", 8787, id="variation-selector"),
+        pytest.param("http://lo\u180bcalhost:8787", "localhost", 8787, id="mongolian-selector"),
+        pytest.param("http://ＬＯＣＡＬＨＯＳＴ/", "localhost", 80, id="full-width-name"),
+        pytest.param("http://gw.exa\u00admple.com/", "gw.example.com", 80, id="soft-hyphen-in-a-name"),
+        pytest.param("http://BÜCHER.example/", "xn--bcher-kva.example", 80, id="unicode-name-as-punycode"),
     ],
 )  # fmt: skip
 def test_read_address(url, host, port):
