@@ -152,6 +152,17 @@ function isOrigin(text) {
 // Only what changed is sent; an emptied field (or an alias table with no row) drops the saved
 // value (back to env or default), except a rate limit's, which is refused (null would turn it off).
 // A field in a unit (SETTING_UNITS) is sent in the API's: 2 min -> 120000 ms, 1 MB -> 1048576 bytes.
+// A value outside the setting's bounds (GET /settings gives them in the API's unit) is refused
+// beside its field in the page's unit, before the server would refuse it in milliseconds or bytes.
+function checkRange(key, value, field) {
+  const { minimum, maximum } = state.settings[key];
+  if (minimum === undefined || (value >= minimum && value <= maximum)) return;
+  const unit = SETTING_UNITS[key];
+  const max = shownSetting(key, maximum);
+  const range = { min: shownSetting(key, minimum), max: unit ? `${max} ${t(`unit.${unit}`)}` : max };
+  throw invalid(`setting-${key}`, t("settings.range", { ...field, ...range }));
+}
+
 export async function saveSettings() {
   const body = {};
   if (state.aliasDraft !== null) {
@@ -177,11 +188,13 @@ export async function saveSettings() {
     } else if (unit) {
       if (!/^\d+(\.\d+)?$/.test(text)) throw invalid(`setting-${key}`, t("settings.notNumber", field));
       const value = Math.round(Number(text) * FACTORS[unit]);
+      checkRange(key, value, field);
       if (value !== state.settings[key].value) body[key] = value;
     } else if (!/^\d+$/.test(text)) {
       throw invalid(`setting-${key}`, t("settings.notInteger", field));
-    } else if (Number(text) !== state.settings[key].value) {
-      body[key] = Number(text);
+    } else {
+      checkRange(key, Number(text), field);
+      if (Number(text) !== state.settings[key].value) body[key] = Number(text);
     }
   }
   if (!Object.keys(body).length) {

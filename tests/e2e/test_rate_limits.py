@@ -221,8 +221,8 @@ def test_null_turns_a_limit_off(admin):
 
     settings = admin.put("/settings", json={"auth_fail_limit": None, "IP_RPM": None}).json()["settings"]
 
-    assert settings["auth_fail_limit"] == {"value": 0, "source": "d1"}
-    assert settings["ip_rpm"] == {"value": 0, "source": "d1"}
+    assert settings["auth_fail_limit"].items() >= {"value": 0, "source": "d1"}.items()
+    assert settings["ip_rpm"].items() >= {"value": 0, "source": "d1"}.items()
 
 
 # --- The failed-auth lock --------------------------------------------------------------------

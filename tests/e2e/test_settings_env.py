@@ -31,11 +31,11 @@ def test_env_over_default_and_d1_over_env(env_gateway):
     auth = {"authorization": f"Bearer {env_gateway.admin_token}"}
 
     settings = httpx.get(url, headers=auth).json()["settings"]
-    assert settings["routing_cooldown_ceiling_ms"] == {"value": 120_000, "source": "env"}
-    assert settings["max_consecutive_upstream_fails"] == {"value": 0, "source": "default"}
+    assert settings["routing_cooldown_ceiling_ms"].items() >= {"value": 120_000, "source": "env"}.items()
+    assert settings["max_consecutive_upstream_fails"].items() >= {"value": 0, "source": "default"}.items()
 
     updated = httpx.put(url, headers=auth, json={"routing_cooldown_ceiling_ms": 600_000}).json()["settings"]
-    assert updated["routing_cooldown_ceiling_ms"] == {"value": 600_000, "source": "d1"}
+    assert updated["routing_cooldown_ceiling_ms"].items() >= {"value": 600_000, "source": "d1"}.items()
 
 
 def test_model_aliases_from_env_then_d1(env_gateway):

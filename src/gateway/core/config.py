@@ -140,9 +140,14 @@ class Setting:
     null_is_off: bool = False
 
     @property
+    def bounds(self) -> tuple[int, int]:
+        """The lowest and highest value the admin API accepts."""
+        return self.clamp if self.clamp is not None else (self.minimum, self.maximum)
+
+    @property
     def expected(self) -> str:
         """What a valid value is, in words (for the admin API's 400)."""
-        low, high = self.clamp if self.clamp is not None else (self.minimum, self.maximum)
+        low, high = self.bounds
         return f"an integer from {low} to {high}"
 
     def read(self, raw: object) -> int | None:

@@ -28,6 +28,8 @@ from gateway.core.config import (
     Provider,
     ProviderKey,
     SealedKey,
+    Setting,
+    SettingValue,
 )
 from gateway.core.credentials import MIN_TOKEN_LENGTH, token_problem
 from gateway.core.hop import own_address_refusal
@@ -295,14 +297,18 @@ async def delete_key(call: Call) -> JsResponse:
     return json_response({"deleted": key_id})
 
 
+def _setting_json(key: str, value: SettingValue) -> dict[str, Any]:
+    """A setting's effective value and its source; an integer's bounds too (the page checks a
+    value in its own unit before sending it)."""
+    setting = SETTINGS_BY_KEY[key]
+    shown: dict[str, Any] = {"value": setting.to_json(value.value), "source": value.source}  # type: ignore[arg-type]
+    if isinstance(setting, Setting):
+        shown["minimum"], shown["maximum"] = setting.bounds
+    return shown
+
+
 def _settings_json(config: Config) -> dict[str, Any]:
-    values = config.setting_values
-    return {
-        "settings": {
-            key: {"value": SETTINGS_BY_KEY[key].to_json(v.value), "source": v.source}  # type: ignore[arg-type]
-            for key, v in values.items()
-        }
-    }
+    return {"settings": {key: _setting_json(key, v) for key, v in config.setting_values.items()}}
 
 
 async def get_settings(call: Call) -> JsResponse:
