@@ -455,7 +455,7 @@ function keyRow(p, k) {
     { class: k.enabled ? "key" : "key off", "data-testid": "provider-key", "data-key-id": k.id },
     el("span", { class: "mono k" }, `#${k.id}`),
     el("span", { class: "mono", "data-testid": "key-hint" }, k.hint || t("status.none")),
-    keyState(k, until),
+    keyState(k, until || providerRests(p)),
     k.key_error ? el("span", { class: "chip bad", "data-testid": "key-error" }, t("keys.unreadable")) : null,
     until
       ? el(
@@ -484,11 +484,18 @@ function keyRow(p, k) {
   );
 }
 
-// Disabled, cooling down (never "in use" while it rests) or in use.
-function keyState(k, until) {
+// Whether the whole provider is cooling down (every model, whatever the key): its keys rest too.
+function providerRests(p) {
+  return state.cooldowns.some((c) => c.providerId === p.id && c.model === null && (c.keyId ?? null) === null);
+}
+
+// Disabled, cooling down (its own cooldown or its provider's: never "in use" while it rests) or in
+// use; a key that cannot be decrypted serves nothing, and its error chip says so: no state.
+function keyState(k, resting) {
+  if (k.key_error) return null;
   const [cls, key] = !k.enabled
     ? ["chip off", "keys.disabled"]
-    : until
+    : resting
       ? ["chip warn", "keys.cooling"]
       : ["chip ok", "keys.inUse"];
   return el("span", { class: cls, "data-testid": "key-state" }, t(key));

@@ -286,7 +286,9 @@ def test_the_connect_panel_starts_on_auto():
 
 def test_a_cooling_key_is_never_in_use():
     state = _function("keyState")
-    assert re.search(r'!k\.enabled \? \["chip off", "keys\.disabled"\] : until \? \["chip warn", "keys\.cooling"\]', state)
+    assert re.search(r'!k\.enabled \? \["chip off", "keys\.disabled"\] : resting \? \["chip warn", "keys\.cooling"\]', state)
+    assert "if (k.key_error) return null;" in state  # an unreadable key is not "in use" either
+    assert "keyState(k, until || providerRests(p))" in SCRIPT  # nor one whose provider rests
 
 
 def test_client_rpm_texts_say_it_is_enforced():
