@@ -9,7 +9,12 @@
 // What waits for the end of a stream holds the line's few fields, not the request or the
 // response (a stream may last minutes; the isolate's heap is not collected the sooner for it).
 //
-// Bindings: WORKER (the Python Worker).
+// It also stands where Cloudflare's asset router stands: a path `run_worker_first` names goes to
+// the Python Worker, any other asks the asset host first (assetroutes.mjs).
+//
+// Bindings: WORKER (the Python Worker), ASSETS (the asset host, when wrangler.jsonc has assets),
+// RUN_WORKER_FIRST (its rules).
+import { NO_ASSET, workerFirst } from "./assetroutes.mjs";
 import { entryMessage, routingOf } from "./logline.mjs";
 
 const SCHEDULED_PATH = "/cdn-cgi/handler/scheduled";
@@ -29,9 +34,24 @@ async function runScheduled(url, worker) {
   return new Response("Ran scheduled event", { headers: { "content-type": "text/plain" } });
 }
 
-async function answer(request, url, worker) {
+let isWorkerFirst; // the rules, compiled at the first request (env is not there before)
+
+/** The file's answer, or null when the request is the Worker's (the router found no file). */
+async function asset(request, url, env) {
+  isWorkerFirst ??= workerFirst(env.RUN_WORKER_FIRST);
+  if (!env.ASSETS || isWorkerFirst(url.pathname)) return null;
+  // The router decides on method and path: the body stays with the Worker.
+  const answer = await env.ASSETS.fetch(new Request(request.url, { method: request.method, headers: request.headers }));
+  if (!answer.headers.has(NO_ASSET)) return answer;
+  await answer.body?.cancel();
+  return null;
+}
+
+async function answer(request, url, env) {
+  const worker = env.WORKER;
   try {
-    return url.pathname === SCHEDULED_PATH ? await runScheduled(url, worker) : await worker.fetch(withCaller(request));
+    if (url.pathname === SCHEDULED_PATH) return await runScheduled(url, worker);
+    return (await asset(request, url, env)) ?? (await worker.fetch(withCaller(request)));
   } catch (err) {
     // As workerd answers a Worker's uncaught exception: a bare 500, the error in the log.
     console.error("Uncaught exception in fetch:", err);
@@ -43,7 +63,7 @@ export default {
   async fetch(request, env, ctx) {
     const started = performance.now();
     const url = new URL(request.url);
-    const response = await answer(request, url, env.WORKER);
+    const response = await answer(request, url, env);
     const entry = {
       method: request.method,
       path: url.pathname, // never the query (a Gemini client's key may be in it): the entry leaves the isolate

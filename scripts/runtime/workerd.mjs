@@ -2,10 +2,10 @@
 //
 //   node scripts/runtime/workerd.mjs -- --port 8787 --persist-to .wrangler/state --env-file .dev.vars
 //
-// Miniflare (the pinned npm package, the one wrangler itself runs) starts workerd with three
-// workers: the Python Worker as wrangler would upload it (src/**/*.py as Python modules, the pinned
-// packages under python_modules/, the D1 binding, the env file's variables, its static assets
-// behind Miniflare's asset router), Miniflare's D1 (the
+// Miniflare (the pinned npm package, the one wrangler itself runs) starts workerd with the Python
+// Worker as wrangler would upload it (src/**/*.py as Python modules, the pinned packages under
+// python_modules/, the D1 binding, the env file's variables), its static assets behind Miniflare's
+// asset router on a host worker of their own (assetroutes.mjs), Miniflare's D1 (the
 // same database files wrangler's `--local` uses), and a small front worker holding the listening
 // socket (requestlog.worker.mjs: the request log entry, CF-Connecting-IP, the Cron Trigger). No
 // inspector, no wrangler proxy: a request crosses one JS worker on its way to the Python one.
@@ -40,6 +40,7 @@ import {
   run,
   stopOnSignals,
 } from "./devenv.mjs";
+import { HOST_COMPAT_DATE, STUB_WORKER } from "./assetroutes.mjs";
 import { StreamFailures, entryOf, formatLine } from "./logline.mjs";
 
 const HERE = path.join(ROOT, "scripts", "runtime");
@@ -51,6 +52,7 @@ const PYTHON_MODULES = path.join(ROOT, ".cache", "python_modules");
 const DEV_FLAGS = ["python_workers_development", "no_python_workers_314"];
 const WORKER_NAME = "fllmapi-worker";
 const FRONT_NAME = "request-log";
+const ASSETS_NAME = "assets";
 const DEV_MAIN = "_local_entry.py";
 
 function files(dir, base = dir) {
@@ -155,15 +157,6 @@ async function main() {
           compatibilityFlags: [...config.compatibility_flags, ...DEV_FLAGS],
           d1Databases: { [binding.binding]: binding.database_id },
           bindings: vars,
-          // The config page's files, by Miniflare's asset router and worker as in production: the
-          // front worker's binding to this worker goes through the router.
-          ...(config.assets && {
-            assets: {
-              directory: path.resolve(ROOT, config.assets.directory),
-              routerConfig: { has_user_worker: true },
-              run_worker_first: config.assets.run_worker_first,
-            },
-          }),
         },
         {
           name: FRONT_NAME,
@@ -171,11 +164,27 @@ async function main() {
           modules: [
             { type: "ESModule", path: path.join(HERE, "requestlog.worker.mjs") },
             { type: "ESModule", path: path.join(HERE, "logline.mjs") },
+            { type: "ESModule", path: path.join(HERE, "assetroutes.mjs") },
           ],
           compatibilityDate: config.compatibility_date,
-          serviceBindings: { WORKER: WORKER_NAME },
+          serviceBindings: { WORKER: WORKER_NAME, ...(config.assets && { ASSETS: ASSETS_NAME }) },
+          bindings: { RUN_WORKER_FIRST: config.assets?.run_worker_first ?? true },
           unsafeDirectSockets: [{ host: options.host, port }],
         },
+        // The config page's files behind Miniflare's asset router and worker, on a host worker of
+        // their own: a worker with assets is reached only through the router, whose proxy fails
+        // a Python Worker's Cron Trigger, so the Python Worker carries none (assetroutes.mjs).
+        ...(config.assets
+          ? [
+              {
+                name: ASSETS_NAME,
+                modules: true,
+                script: STUB_WORKER,
+                compatibilityDate: HOST_COMPAT_DATE,
+                assets: { directory: path.resolve(ROOT, config.assets.directory), routerConfig: { has_user_worker: true } },
+              },
+            ]
+          : []),
       ],
     }),
   );
