@@ -13,8 +13,9 @@ network namespace with only loopback, a recording proxy, ``strace`` on ``connect
 of the project: a block of ``--local`` commands must succeed; a block that needs a Cloudflare
 account (``d1 create``, ``secret put``, ``--remote``, ``pywrangler dev``/``deploy``) runs with a
 fake ``CLOUDFLARE_API_TOKEN`` and fails where it reaches for Cloudflare's API. Either way wrangler
-must not ask for its telemetry host, and nothing may go around the proxy. A control run of
-``npx wrangler whoami`` without ``WRANGLER_SEND_METRICS`` shows that the proxy does see telemetry.
+must not ask for its telemetry host, and nothing may go around the proxy. Control runs of
+``wrangler whoami`` without ``WRANGLER_SEND_METRICS``: outside the project the proxy sees
+telemetry (so the check can), inside it wrangler.jsonc's ``send_metrics: false`` keeps it quiet.
 Inline commands (``login``, ``whoami``, …) are checked only as text (tests/unit/test_docs.py).
 """
 
@@ -195,9 +196,17 @@ def test_readme_wrangler_blocks_run_offline_without_telemetry(tmp_path):
     copy_project(project)
     env = offline_env(tmp_path / "config")
 
-    control = run_offline(["npx", "wrangler", "whoami"], cwd=project, env=env, record=tmp_path / "control",
+    # Controls: outside the project (no wrangler.jsonc) wrangler asks for its telemetry host, so the
+    # check would see it; inside, wrangler.jsonc's send_metrics false keeps it quiet even unset.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    wrangler = str(ROOT / "node_modules" / ".bin" / "wrangler")
+    control = run_offline([wrangler, "whoami"], cwd=elsewhere, env=env, record=tmp_path / "control",
                           timeout_s=COMMAND_TIMEOUT_S)
-    assert TELEMETRY_HOST in control.proxied, control.output  # the check would see telemetry
+    assert TELEMETRY_HOST in control.proxied, control.output
+    quiet = run_offline(["npx", "wrangler", "whoami"], cwd=project, env=env, record=tmp_path / "quiet",
+                        timeout_s=COMMAND_TIMEOUT_S)
+    assert TELEMETRY_HOST not in quiet.proxied, quiet.output
 
     for n, block in enumerate(blocks):
         local = is_local(block)
