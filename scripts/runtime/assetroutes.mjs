@@ -7,7 +7,7 @@
 // anything), and where production's router hands a request without an asset to the Worker, the
 // asset host's stub user worker marks the answer (NO_ASSET) and the runtime hands it over.
 
-export const NO_ASSET = "x-local-runtime-no-asset";
+const NO_ASSET = "x-local-runtime-no-asset";
 export const STUB_WORKER = `export default { fetch() { return new Response(null, { status: 404, headers: { "${NO_ASSET}": "1" } }); } };`;
 // The asset host only serves files: its date is independent of the Python Worker's.
 export const HOST_COMPAT_DATE = "2026-09-08";
@@ -20,4 +20,11 @@ export function workerFirst(rules) {
     return new RegExp(`^${rule.replace(/[.]/g, "\\.").replace(/\*/g, ".*")}$`);
   });
   return (pathname) => patterns.some((pattern) => pattern.test(pathname));
+}
+
+/** The asset host's answer, or null when it has no such file (the request is the Worker's). */
+export async function fileOrNull(answer) {
+  if (!answer.headers.has(NO_ASSET)) return answer;
+  await answer.body?.cancel();
+  return null;
 }

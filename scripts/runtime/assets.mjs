@@ -3,7 +3,7 @@
 // is not the Worker's first, and the server hands the rest to the Python Worker.
 import path from "node:path";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
-import { HOST_COMPAT_DATE, NO_ASSET, STUB_WORKER, workerFirst } from "./assetroutes.mjs";
+import { HOST_COMPAT_DATE, STUB_WORKER, fileOrNull, workerFirst } from "./assetroutes.mjs";
 import { ROOT } from "./devenv.mjs";
 
 // The request's body stays with the Python Worker: the router decides on method and path alone.
@@ -37,12 +37,7 @@ export async function openAssets(config) {
       const target = new URL(origin);
       target.pathname = url.pathname;
       target.search = url.search;
-      const response = await fetch(target, { method: request.method, headers, redirect: "manual" });
-      if (response.headers.has(NO_ASSET)) {
-        await response.body?.cancel();
-        return null;
-      }
-      return response;
+      return fileOrNull(await fetch(target, { method: request.method, headers, redirect: "manual" }));
     },
     dispose: () => mf.dispose(),
   };

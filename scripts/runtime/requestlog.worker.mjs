@@ -14,7 +14,7 @@
 //
 // Bindings: WORKER (the Python Worker), ASSETS (the asset host, when wrangler.jsonc has assets),
 // RUN_WORKER_FIRST (its rules).
-import { NO_ASSET, workerFirst } from "./assetroutes.mjs";
+import { fileOrNull, workerFirst } from "./assetroutes.mjs";
 import { entryMessage, routingOf } from "./logline.mjs";
 
 const SCHEDULED_PATH = "/cdn-cgi/handler/scheduled";
@@ -41,10 +41,7 @@ async function asset(request, url, env) {
   isWorkerFirst ??= workerFirst(env.RUN_WORKER_FIRST);
   if (!env.ASSETS || isWorkerFirst(url.pathname)) return null;
   // The router decides on method and path: the body stays with the Worker.
-  const answer = await env.ASSETS.fetch(new Request(request.url, { method: request.method, headers: request.headers }));
-  if (!answer.headers.has(NO_ASSET)) return answer;
-  await answer.body?.cancel();
-  return null;
+  return fileOrNull(await env.ASSETS.fetch(new Request(request.url, { method: request.method, headers: request.headers })));
 }
 
 async function answer(request, url, env) {
