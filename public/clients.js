@@ -30,6 +30,23 @@ function parseRpm(text, fieldId) {
   return Number(value);
 }
 
+// A client's own stream rescue switch (SPEC §16) as its select's value and back: null follows the
+// setting stream_rescue ("").
+const RESCUE_CHOICES = [
+  ["", "clients.rescueFollow"],
+  ["on", "clients.rescueOn"],
+  ["off", "clients.rescueOff"],
+];
+
+function rescueChoice(value) {
+  if (value === true) return "on";
+  return value === false ? "off" : "";
+}
+
+function rescueValue(choice) {
+  return choice === "" ? null : choice === "on";
+}
+
 // Which of the three cases holds (SPEC §14): the API token works; it is off and the enabled
 // clients are served; it is off and nothing can be served (503).
 function defaultClientNote(defaultClient) {
@@ -103,6 +120,7 @@ function clientRow(c) {
             id: c.id,
             rpm: c.rpm === null ? "" : String(c.rpm),
             models: (c.models || []).join("\n"),
+            rescue: rescueChoice(c.stream_rescue),
           };
           renderClients();
         }),
@@ -134,6 +152,13 @@ function clientRow(c) {
           ? el("span", { class: "chip" }, t("clients.allModels"))
           : c.models.map((m) => el("span", { class: "chip mono" }, m)),
       ),
+      typeof c.stream_rescue === "boolean"
+        ? el(
+            "span",
+            { class: "muted", "data-testid": "client-rescue-value" },
+            t(c.stream_rescue ? "clients.rescueOnValue" : "clients.rescueOffValue"),
+          )
+        : null,
     ),
   );
   if (editing) row.append(clientEditor(c));
@@ -177,6 +202,22 @@ function clientEditor(c) {
       }),
     ),
     el(
+      "div",
+      { class: "field" },
+      el("label", { for: "client-edit-rescue" }, t("clients.rescue")),
+      el(
+        "select",
+        {
+          id: "client-edit-rescue",
+          "data-testid": "client-edit-rescue",
+          onchange: (e) => {
+            draft.rescue = e.target.value;
+          },
+        },
+        RESCUE_CHOICES.map(([value, key]) => el("option", { value, selected: value === draft.rescue }, t(key))),
+      ),
+    ),
+    el(
       "span",
       { class: "actions" },
       smallButton(
@@ -188,6 +229,7 @@ function clientEditor(c) {
             updateClient(c, {
               rpm: parseRpm(draft.rpm, "client-edit-rpm"),
               models: parseModels(draft.models),
+              stream_rescue: rescueValue(draft.rescue),
             }),
           { rpm: "client-edit-rpm", models: "client-edit-models" },
         ),
@@ -214,6 +256,8 @@ export async function submitClient() {
   const models = parseModels(byId("client-models").value);
   if (rpm !== null) body.rpm = rpm;
   if (models !== null) body.models = models;
+  const rescue = rescueValue(byId("client-rescue").value);
+  if (rescue !== null) body.stream_rescue = rescue;
   const created = await api("POST", "/clients", body);
   state.newToken = { name: created.client.name, token: created.token };
   byId("client-form").reset();

@@ -167,6 +167,12 @@ export const I18N = {
     "clients.revoked": "Client “{name}” revoked.",
     "clients.nameEmpty": "Enter a name for the client.",
     "clients.rpmInvalid": "Requests per minute must be a whole number of at least 1, or empty.",
+    "clients.rescue": "Rescue cut streams",
+    "clients.rescueFollow": "follow the setting",
+    "clients.rescueOn": "on",
+    "clients.rescueOff": "off",
+    "clients.rescueOnValue": "stream rescue on",
+    "clients.rescueOffValue": "stream rescue off",
     "openrouter.heading": "OpenRouter pinning",
     "openrouter.help":
       "Each model served through OpenRouter is pinned to one upstream provider, ranked by speed for the price (implicit caching counts double). The pin moves only after it was idle, or after 3 failures in a row. Prices in USD per million tokens.",
@@ -242,6 +248,9 @@ export const I18N = {
     "settingHelp.same_model_retry_max_ms":
       "A 429 asking to wait at most this long is waited for and retried on the same model.",
     "settingHelp.stream_stall_ms": "A stream with no data for this long ends with an error event.",
+    "setting.stream_rescue": "Rescue cut streams (1 on, 0 off)",
+    "settingHelp.stream_rescue":
+      "Off by default. When on, a stream cut mid-answer is finished by another provider and marked as rescued (x_rescued_from), never silently. A client may have its own switch under Clients. See the README.",
     "settingHelp.max_body_bytes": "Larger requests are refused with 413 (1 MB = 1,048,576 bytes).",
     "setting.default_client_rpm": "API token: requests per minute",
     "setting.ip_rpm": "Requests per minute per IP",
@@ -561,6 +570,12 @@ export const I18N = {
     "clients.revoked": "已吊销客户端“{name}”。",
     "clients.nameEmpty": "请输入客户端名称。",
     "clients.rpmInvalid": "每分钟请求数须为不小于 1 的整数，或留空。",
+    "clients.rescue": "续接中断的流式回答",
+    "clients.rescueFollow": "跟随设置",
+    "clients.rescueOn": "开启",
+    "clients.rescueOff": "关闭",
+    "clients.rescueOnValue": "流式续接：开启",
+    "clients.rescueOffValue": "流式续接：关闭",
     "openrouter.heading": "OpenRouter 上游固定",
     "openrouter.help":
       "经 OpenRouter 提供的每个模型都固定到一个上游提供方，按单位价格的速度排名（支持隐式缓存的得分加倍）。固定只在空闲之后、或连续 3 次失败之后才会转移。价格单位为美元 / 百万 token。",
@@ -631,6 +646,9 @@ export const I18N = {
     "settingHelp.max_consecutive_upstream_fails": "一次请求连续失败这么多次后停止并返回 503；0 表示关闭。",
     "settingHelp.same_model_retry_max_ms": "429 要求等待的时间不超过此值时，等待后在同一模型上重试。",
     "settingHelp.stream_stall_ms": "流式回答超过此时间没有数据，就以错误事件结束。",
+    "setting.stream_rescue": "续接中断的流式回答（1 开启，0 关闭）",
+    "settingHelp.stream_rescue":
+      "默认关闭。开启后，流式回答中途断开时，由另一个服务商接着写完，并明确标出（x_rescued_from），绝不悄悄拼接。客户端可在“客户端”中单独设置。详见 README。",
     "settingHelp.max_body_bytes": "更大的请求以 413 拒绝（1 MB = 1,048,576 字节）。",
     "setting.default_client_rpm": "API 令牌每分钟请求数",
     "setting.ip_rpm": "每个 IP 每分钟请求数",

@@ -7,6 +7,8 @@ const ALIASES_KEY = "model_aliases";
 // The rate limits (SPEC §14): the API's null turns them off instead of restoring the env value or
 // the default, so the page never sends null for them: no reset button, and an empty field is refused.
 const LIMIT_KEYS = ["default_client_rpm", "ip_rpm", "auth_fail_limit"];
+// Switches (1 on, 0 off): the row says which beside the field.
+const SWITCH_KEYS = ["openrouter_pinning", "stream_rescue"];
 // Settings whose value is an origin (text, SPEC §15), not a number: a text field, checked as an origin.
 const ORIGIN_KEYS = ["openrouter_origin"];
 // The settings the page shows and takes in a unit of its own (the API keeps ms and bytes): the
@@ -28,6 +30,7 @@ const SETTING_GROUPS = [
       "max_consecutive_upstream_fails",
       "same_model_retry_max_ms",
       "stream_stall_ms",
+      "stream_rescue",
       "max_body_bytes",
     ],
   ],
@@ -97,7 +100,16 @@ function settingRow(key) {
         "data-testid": id,
         oninput,
       }
-    : { id, type: "number", min: "0", step: unit ? "any" : "1", value: draft, "data-testid": id, oninput };
+    : {
+        id,
+        type: "number",
+        min: "0",
+        max: SWITCH_KEYS.includes(key) ? "1" : null,
+        step: unit ? "any" : "1",
+        value: draft,
+        "data-testid": id,
+        oninput,
+      };
   return el(
     "div",
     { class: "setting", "data-testid": "setting-row", "data-setting": key },
@@ -113,7 +125,7 @@ function settingRow(key) {
         t(`settingSource.${setting.source}`),
       ),
       LIMIT_KEYS.includes(key) && setting.value === 0 ? el("span", { class: "muted" }, t("settings.off")) : null,
-      key === "openrouter_pinning"
+      SWITCH_KEYS.includes(key)
         ? el("span", { class: "muted" }, t(setting.value ? "settings.on" : "settings.off"))
         : null,
       setting.source === "d1" && !LIMIT_KEYS.includes(key)

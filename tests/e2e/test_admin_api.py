@@ -262,6 +262,8 @@ def test_settings_out_of_range_are_refused_with_the_range(admin, body, says):
         pytest.param({"default_client_rpm": 5.0}, "an integer from 0", id="whole-float"),
         pytest.param({"auth_fail_limit": True}, "an integer from 0", id="boolean"),
         pytest.param({"openrouter_pinning": "1"}, "not a string", id="switch-as-string"),
+        pytest.param({"stream_rescue": True}, "an integer from 0 to 1", id="rescue-as-boolean"),
+        pytest.param({"STREAM_RESCUE": 2}, "an integer from 0 to 1", id="rescue-beyond-on"),
         pytest.param({"max_body_bytes": 100_000_001}, "an integer from 1 to 100000000", id="body-limit-over-platform"),
         pytest.param({"max_body_bytes": 0}, "an integer from 1 to 100000000", id="body-limit-zero"),
         pytest.param({"ip_rpm": 2**53}, "an integer from 0 to 9007199254740991", id="beyond-exact-js-numbers"),
@@ -277,6 +279,18 @@ def test_settings_of_the_wrong_type_or_beyond_their_bounds_are_400(admin, body, 
     assert (error["param"], error["type"]) == (next(iter(body)), "invalid_request_error")
     assert says in error["message"]
     assert admin.get("/settings").json()["settings"] == before
+
+
+def test_stream_rescue_is_an_opt_in_switch(admin):
+    # SPEC §16: off unless turned on, 1 on and 0 off; null goes back to the default.
+    assert admin.get("/settings").json()["settings"]["stream_rescue"] == {
+        "value": 0, "source": "default", "minimum": 0, "maximum": 1,
+    }
+
+    on = admin.put("/settings", json={"STREAM_RESCUE": 1}).json()["settings"]["stream_rescue"]
+    assert on.items() >= {"value": 1, "source": "d1"}.items()
+    back = admin.put("/settings", json={"stream_rescue": None}).json()["settings"]["stream_rescue"]
+    assert back.items() >= {"value": 0, "source": "default"}.items()
 
 
 def test_the_body_limit_may_be_the_platforms(admin):

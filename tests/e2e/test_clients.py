@@ -45,10 +45,10 @@ def test_create_shows_the_token_once_and_lists_a_hint(gateway, admin):
     client, token = create(admin, rpm=30, models=["fake-model"])
 
     assert token.startswith("fk-") and len(token) >= 3 + 43  # 32 bytes, base64url
-    assert set(client) == {"id", "name", "token_hint", "rpm", "models", "enabled", "created_at"}
+    assert set(client) == {"id", "name", "token_hint", "rpm", "models", "enabled", "stream_rescue", "created_at"}
     assert client | {"id": 0, "created_at": 0} == {
         "id": 0, "name": "app", "token_hint": f"{token[:4]}...{token[-4:]}", "rpm": 30,
-        "models": ["fake-model"], "enabled": True, "created_at": 0,
+        "models": ["fake-model"], "enabled": True, "stream_rescue": None, "created_at": 0,
     }
     listing = admin.get("/clients")
     assert listing.json() == {"clients": [client], "default_client": {"enabled": True}}
@@ -97,8 +97,56 @@ def test_update_validation_404_and_409(admin):
     renamed = admin.put(f"/clients/{client['id']}", json={"name": "renamed", "models": ["a", "b"], "rpm": 7})
     assert renamed.json()["client"] | {"created_at": 0} == {
         "id": client["id"], "name": "renamed", "token_hint": client["token_hint"], "rpm": 7,
-        "models": ["a", "b"], "enabled": True, "created_at": 0,
+        "models": ["a", "b"], "enabled": True, "stream_rescue": None, "created_at": 0,
     }
+
+
+# A client's own stream rescue switch (SPEC §16): true or false, null follows the setting.
+@pytest.mark.parametrize(
+    ("given", "stored"),
+    [
+        pytest.param({"stream_rescue": True}, True, id="on"),
+        pytest.param({"stream_rescue": False}, False, id="off"),
+        pytest.param({"stream_rescue": None}, None, id="null"),
+        pytest.param({}, None, id="absent"),
+    ],
+)
+def test_stream_rescue_is_stored_as_given(gateway, admin, given, stored):
+    client, _ = create(admin, **given)
+
+    assert client["stream_rescue"] is stored
+    assert admin.get("/clients").json()["clients"][0]["stream_rescue"] is stored
+    row = d1_execute(gateway.persist_to, "SELECT stream_rescue FROM clients")[0]
+    assert row["stream_rescue"] == (None if stored is None else int(stored))
+
+
+def test_stream_rescue_is_changed_and_null_follows_the_setting_again(admin):
+    client, _ = create(admin, stream_rescue=False)
+    path = f"/clients/{client['id']}"
+
+    assert admin.put(path, json={"stream_rescue": True}).json()["client"]["stream_rescue"] is True
+    assert admin.put(path, json={"rpm": 5}).json()["client"]["stream_rescue"] is True  # left as it was
+    assert admin.put(path, json={"stream_rescue": None}).json()["client"]["stream_rescue"] is None
+    assert admin.get("/clients").json()["clients"][0]["stream_rescue"] is None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [pytest.param("true", id="text"), pytest.param(1, id="number"), pytest.param(0, id="zero"),
+     pytest.param([True], id="list")],
+)  # fmt: skip
+@pytest.mark.parametrize("method", ["POST", "PUT"])
+def test_stream_rescue_is_a_strict_boolean(admin, method, value):
+    client, _ = create(admin, stream_rescue=True)
+    path = "/clients" if method == "POST" else f"/clients/{client['id']}"
+    body = {"name": "other", "stream_rescue": value} if method == "POST" else {"stream_rescue": value}
+
+    response = admin.request(method, path, json=body)
+
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert (error["param"], error["type"]) == ("stream_rescue", "invalid_request_error")
+    assert [c["stream_rescue"] for c in admin.get("/clients").json()["clients"]] == [True]
 
 
 # --- The token on /v1 ------------------------------------------------------------------------

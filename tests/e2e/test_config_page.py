@@ -909,9 +909,48 @@ def test_a_refused_client_shows_the_gateway_message(page, gateway, admin):
     assert set(clients(admin)) == {"taken"}
 
 
+def test_a_clients_stream_rescue_is_chosen_on_create_and_edit(page, gateway, admin):
+    # SPEC §16: the client's own switch; "follow the setting" is null, and the row says nothing then.
+    login(page, gateway.admin_token)
+    page.get_by_test_id("client-name").fill("agent")
+    page.get_by_test_id("client-rescue").select_option("on")
+    page.get_by_test_id("client-submit").click()
+    row = client_row(page, "agent")
+    expect(row.get_by_test_id("client-rescue-value")).to_have_text("流式续接：开启")
+    assert clients(admin)["agent"]["stream_rescue"] is True
+    expect(page.get_by_test_id("client-rescue")).to_have_value("")  # the form is reset
+
+    row.get_by_test_id("client-edit").click()
+    expect(row.get_by_test_id("client-edit-rescue")).to_have_value("on")
+    row.get_by_test_id("client-edit-rescue").select_option("off")
+    row.get_by_test_id("client-edit-save").click()
+    expect(row.get_by_test_id("client-rescue-value")).to_have_text("流式续接：关闭")
+    assert clients(admin)["agent"]["stream_rescue"] is False
+
+    row.get_by_test_id("client-edit").click()
+    row.get_by_test_id("client-edit-rescue").select_option("")
+    row.get_by_test_id("client-edit-save").click()
+    expect(row.get_by_test_id("client-rescue-value")).to_have_count(0)
+    assert clients(admin)["agent"]["stream_rescue"] is None
+
+
+def test_stream_rescue_is_a_routing_switch_off_by_default(page, gateway, admin):
+    login(page, gateway.admin_token)
+    open_fold(page, "settings")
+    routing = page.locator('[data-testid="setting-group"][data-group="routing"]')
+    rescue = routing.get_by_test_id("setting-row").filter(has=page.get_by_test_id("setting-stream_rescue"))
+    expect(rescue.locator("label")).to_have_text("续接中断的流式回答（1 开启，0 关闭）")
+    expect(rescue).to_contain_text("已关闭")
+
+    page.get_by_test_id("setting-stream_rescue").fill("1")
+    page.get_by_test_id("settings-save").click()
+    expect(rescue).to_contain_text("已开启")
+    assert admin.get("/settings").json()["settings"]["stream_rescue"].items() >= {"value": 1, "source": "d1"}.items()
+
+
 def test_screenshots_of_the_clients_panel(page, gateway, admin):
     admin.post("/clients", json={"name": "laptop", "rpm": 30, "models": ["llama-3.3-70b-versatile"]})
-    admin.post("/clients", json={"name": "ci"}).raise_for_status()
+    admin.post("/clients", json={"name": "ci", "stream_rescue": True}).raise_for_status()
     ARTIFACTS.mkdir(exist_ok=True)
     login(page, gateway.admin_token)
     expect(page.get_by_test_id("client-row")).to_have_count(2)

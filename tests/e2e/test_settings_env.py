@@ -19,6 +19,7 @@ def env_gateway(tmp_path_factory: pytest.TempPathFactory, runtime: str) -> Itera
             "COOLDOWN_CEILING_MS": "120000",
             "MAX_CONSECUTIVE_UPSTREAM_FAILS": "often",
             "MODEL_ALIASES": '{"claude-*haiku*": "small", "claude-*": "auto"}',
+            "STREAM_RESCUE": "1",
         },
         runtime=runtime,
     )
@@ -33,9 +34,14 @@ def test_env_over_default_and_d1_over_env(env_gateway):
     settings = httpx.get(url, headers=auth).json()["settings"]
     assert settings["routing_cooldown_ceiling_ms"].items() >= {"value": 120_000, "source": "env"}.items()
     assert settings["max_consecutive_upstream_fails"].items() >= {"value": 0, "source": "default"}.items()
+    assert settings["stream_rescue"].items() >= {"value": 1, "source": "env"}.items()
 
-    updated = httpx.put(url, headers=auth, json={"routing_cooldown_ceiling_ms": 600_000}).json()["settings"]
-    assert updated["routing_cooldown_ceiling_ms"].items() >= {"value": 600_000, "source": "d1"}.items()
+    updated = httpx.put(url, headers=auth, json={"routing_cooldown_ceiling_ms": 600_000, "stream_rescue": 0})
+    assert updated.json()["settings"]["routing_cooldown_ceiling_ms"].items() >= {"value": 600_000, "source": "d1"}.items()
+    # A D1 row of 0 turns off what the env turned on (SPEC §16); null gives the env its say again.
+    assert updated.json()["settings"]["stream_rescue"].items() >= {"value": 0, "source": "d1"}.items()
+    back = httpx.put(url, headers=auth, json={"stream_rescue": None}).json()["settings"]["stream_rescue"]
+    assert back.items() >= {"value": 1, "source": "env"}.items()
 
 
 def test_model_aliases_from_env_then_d1(env_gateway):

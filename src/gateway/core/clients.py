@@ -46,7 +46,8 @@ TOKEN_PREFIX = "fk-"
 
 @dataclass(frozen=True, slots=True)
 class Client:
-    """A ``clients`` row; ``models`` None: every model."""
+    """A ``clients`` row; ``models`` None: every model; ``stream_rescue`` None: the setting
+    ``stream_rescue`` decides (SPEC §16)."""
 
     id: int
     name: str
@@ -57,6 +58,7 @@ class Client:
     enabled: bool
     created_at: int
     updated_at: int
+    stream_rescue: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,12 @@ class Caller:
     def models(self) -> tuple[str, ...] | None:
         """The models this caller may use; None: every model."""
         return None if self.client is None else self.client.models
+
+    @property
+    def stream_rescue(self) -> bool | None:
+        """This caller's own stream rescue switch (SPEC §16); None: the setting ``stream_rescue``
+        decides, as it always does for the API token."""
+        return None if self.client is None else self.client.stream_rescue
 
 
 def token_hash(token: str) -> str:

@@ -297,6 +297,8 @@ SETTINGS: tuple[AnySetting, ...] = (
         clamp=(rules.MINUTE_MS, rules.DAY_MS),
     ),
     OriginSetting("openrouter_origin", "OPENROUTER_ORIGIN"),
+    # Stream rescue (SPEC §16): 1 on, 0 off (opt-in); a client's own switch wins (``Caller``).
+    Setting("stream_rescue", "STREAM_RESCUE", 0, clamp=(0, 1)),
 )
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
 # Both names of every setting: the D1 key and the env var.
@@ -354,6 +356,7 @@ class Settings:
     openrouter_pinning: int = 1
     openrouter_lock_idle_ms: int = rules.DEFAULT_OPENROUTER_LOCK_IDLE_MS
     openrouter_origin: str = DEFAULT_OPENROUTER_ORIGIN
+    stream_rescue: int = 0
 
 
 def resolve_settings(

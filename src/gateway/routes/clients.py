@@ -29,8 +29,9 @@ __all__ = ["TOKEN_BYTES", "client_json", "create_client", "delete_client", "list
 
 # 32 random bytes: 256 bits, SPEC §14's floor.
 TOKEN_BYTES = 32
-# Fields that may be set to null (no limit); name and enabled may not.
-_NULLABLE = frozenset({"rpm", "models"})
+# Fields that may be set to null (no limit; stream_rescue: follow the setting, SPEC §16); name and
+# enabled may not.
+_NULLABLE = frozenset({"rpm", "models", "stream_rescue"})
 
 
 def client_json(client: Client) -> dict[str, Any]:
@@ -42,6 +43,7 @@ def client_json(client: Client) -> dict[str, Any]:
         "rpm": client.rpm,
         "models": None if client.models is None else list(client.models),
         "enabled": client.enabled,
+        "stream_rescue": client.stream_rescue,
         "created_at": client.created_at,
     }
 

@@ -73,7 +73,7 @@ _SELECT_KEYS = f"SELECT {_KEY_FIELDS} FROM provider_keys ORDER BY provider_id, i
 _SELECT_SETTINGS = "SELECT key, value FROM settings"
 _SELECT_CLIENTS = "SELECT * FROM clients ORDER BY id"
 # Columns a client write may set.
-CLIENT_COLUMNS = ("name", "rpm", "models", "enabled")
+CLIENT_COLUMNS = ("name", "rpm", "models", "enabled", "stream_rescue")
 # Unique columns whose violation is the caller's (409), with what to tell them.
 _CONFLICTS = {
     "providers.name": ("A provider with this name already exists.", "name"),
@@ -220,6 +220,7 @@ def _client(row: Mapping[str, Any]) -> Client:
         enabled=bool(row["enabled"]),
         created_at=int(row["created_at"]),
         updated_at=int(row["updated_at"]),
+        stream_rescue=None if row["stream_rescue"] is None else bool(row["stream_rescue"]),
     )
 
 

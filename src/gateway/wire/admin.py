@@ -166,15 +166,18 @@ class ClientCreate(_Body):
     name: Name
     rpm: Rpm | None = None
     models: AllowedModels | None = None
+    stream_rescue: bool | None = None
 
 
 class ClientUpdate(_Body):
-    """``PUT /api/admin/clients/{id}``: any subset; ``rpm``/``models`` null lift the limit."""
+    """``PUT /api/admin/clients/{id}``: any subset; ``rpm``/``models`` null lift the limit,
+    ``stream_rescue`` null follows the setting again (SPEC §16)."""
 
     name: Name | None = None
     rpm: Rpm | None = None
     models: AllowedModels | None = None
     enabled: bool | None = None
+    stream_rescue: bool | None = None
 
 
 class TokensUpdate(_Body):

@@ -24,8 +24,8 @@ from support.factories import T0, provider
 TOKEN = "fk-" + "a" * 43
 
 
-def client(id_: int = 1, token: str = TOKEN, *, enabled: bool = True, models=None) -> Client:
-    return Client(id_, f"c{id_}", token_hash(token), "fk-a...aaaa", None, models, enabled, 0, 0)
+def client(id_: int = 1, token: str = TOKEN, *, enabled: bool = True, models=None, stream_rescue=None) -> Client:
+    return Client(id_, f"c{id_}", token_hash(token), "fk-a...aaaa", None, models, enabled, 0, 0, stream_rescue)
 
 
 def test_the_hash_is_hex_sha256_of_the_text():
@@ -50,6 +50,20 @@ def test_find_client(presented, found):
     result = find_client(table, presented)
 
     assert (result.id if result else None) == found
+
+
+@pytest.mark.parametrize(
+    ("caller", "expected"),
+    [
+        pytest.param(Caller(), None, id="api-token"),
+        pytest.param(Caller(client=client()), None, id="client-following-the-setting"),
+        pytest.param(Caller(client=client(stream_rescue=True)), True, id="client-on"),
+        pytest.param(Caller(client=client(stream_rescue=False)), False, id="client-off"),
+    ],
+)
+def test_a_callers_own_stream_rescue_switch(caller, expected):
+    # SPEC §16: a client's own switch, None: the setting decides (always, for the API token).
+    assert caller.stream_rescue is expected
 
 
 def test_a_disabled_client_is_not_in_the_table():

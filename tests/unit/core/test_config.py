@@ -56,6 +56,11 @@ def test_setting_precedence(rows, env, value, source):
         ("ip_rpm", "-1", None),
         ("auth_fail_limit", "x", None),
         ("openrouter_pinning", 5, 1),
+        ("stream_rescue", 5, 1),
+        ("stream_rescue", "-1", 0),
+        ("stream_rescue", " 1 ", 1),
+        ("stream_rescue", "on", None),
+        ("stream_rescue", True, None),
         ("openrouter_lock_idle_ms", 1, 60_000),
         ("max_body_bytes", "0", None),
         ("max_body_bytes", "100000000", 100_000_000),
@@ -80,6 +85,10 @@ def test_parse_setting(key, raw, expected):
         ("max_consecutive_upstream_fails", 7, 7),
         ("default_client_rpm", -5, None),
         ("openrouter_pinning", 2, None),
+        ("stream_rescue", 2, None),
+        ("stream_rescue", -1, None),
+        ("stream_rescue", 0, 0),
+        ("stream_rescue", 1, 1),
         ("openrouter_lock_idle_ms", 59_999, None),
         ("openrouter_lock_idle_ms", 86_400_001, None),
         ("max_body_bytes", 100_000_000, 100_000_000),
@@ -91,6 +100,29 @@ def test_parse_setting(key, raw, expected):
 )
 def test_parse_setting_without_clamping_refuses_out_of_range(key, raw, expected):
     assert parse_setting(SETTINGS_BY_KEY[key], raw, clamp=False) == expected
+
+
+RESCUE = "stream_rescue"
+
+
+@pytest.mark.parametrize(
+    ("rows", "env", "value", "source"),
+    [
+        pytest.param({}, {}, 0, "default", id="off-by-default"),
+        pytest.param({}, {"STREAM_RESCUE": "1"}, 1, "env", id="env-on"),
+        pytest.param({RESCUE: "0"}, {"STREAM_RESCUE": "1"}, 0, "d1", id="d1-off-over-env-on"),
+        pytest.param({}, {"STREAM_RESCUE": "7"}, 1, "env", id="env-clamped"),
+        pytest.param({}, {"STREAM_RESCUE": "yes"}, 0, "default", id="env-not-a-number"),
+    ],
+)
+def test_stream_rescue_is_an_opt_in_switch(rows, env, value, source):
+    # SPEC §16: off unless turned on; 1 on, 0 off, like openrouter_pinning.
+    config = build_config([], rows, env, now_ms=0)
+
+    assert config.settings.stream_rescue == value
+    assert (config.setting_values[RESCUE].value, config.setting_values[RESCUE].source) == (value, source)
+    assert SETTINGS_BY_NAME["STREAM_RESCUE"] is SETTINGS_BY_KEY[RESCUE]
+    assert SETTINGS_BY_KEY[RESCUE].expected == "an integer from 0 to 1"
 
 
 def test_the_body_limit_is_bounded_by_the_platforms():
