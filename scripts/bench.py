@@ -240,7 +240,65 @@ def run(gateway: Gateway, upstream: FakeUpstream) -> dict[str, object]:
         results["openai_surface"] = openai_surface(gateway, client)
         results["surfaces"] = surfaces(gateway, upstream, client, api, direct_ms)
         results["paced"] = paced(gateway, upstream, client, api)
+        results["rescue"] = rescue(gateway, upstream, client, api, stream_body, events, long_stream)
     return results
+
+
+def rescue(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: dict, stream_body: dict,
+           events: list, long_stream: Sse) -> dict:
+    """Stream rescue (SPEC §16) on: what a healthy chat stream costs then (it is relayed in whole
+    events rather than by the native pipe), and what a rescue adds: from the cut stream's last
+    byte to the first rescued byte at the caller, both upstreams answering at once (the gateway's
+    own part: the rescue's loop, its subrequest, the seam's hold-back) and as the admin status
+    reports it (``wait_ms``: from the break to the rescue's first event)."""
+    admin = {"authorization": f"Bearer {gateway.admin_token}"}
+    settings, url = f"{gateway.url}/api/admin/settings", f"{gateway.url}/v1/chat/completions"
+    made = client.post(
+        f"{gateway.url}/api/admin/providers", headers=admin,
+        json={"name": "bench-b", "base_url": upstream.base_url, "api_key": "sk-bench-key-9876543210", "models": ["m"],
+              "priority": 99},
+    ).raise_for_status().json()["provider"]
+    figures: dict[str, float] = {}
+    try:
+        for word, on in (("off", 0), ("on", 1)):
+            client.put(settings, headers=admin, json={"stream_rescue": on}).raise_for_status()
+            firsts = []
+            for _ in range(50):
+                upstream.queue(Sse(events))
+                firsts.append(first_byte_ms(client, url, stream_body, api))
+            upstream.queue(long_stream)
+            first_byte_ms(client, url, stream_body, api)  # warm
+            cpu_before = cpu_seconds(gateway.process.pid)
+            for _ in range(10):
+                upstream.queue(long_stream)
+                first_byte_ms(client, url, stream_body, api)
+            figures[f"{word}_sse_first_byte_median_ms"] = round(statistics.median(firsts), 2)
+            figures[f"{word}_runtime_cpu_ms_per_{STREAM_CHUNKS}_chunk_answer"] = round(
+                (cpu_seconds(gateway.process.pid) - cpu_before) * 1000 / 10, 2)
+        gaps, waits = [], []
+        cut = Sse([chunk("m", "The quick brown"), chunk("m", " fox")], done=False, reset=True)
+        rest = Sse([chunk("m", " jumps over the lazy dog."), chunk("m", None, "stop")])
+        for _ in range(20):
+            upstream.queue(cut, rest)
+            with client.stream("POST", url, json=stream_body, headers=api) as response:
+                last_before, first_after = 0.0, 0.0
+                for line in response.iter_lines():
+                    now = time.perf_counter()
+                    if '"x_rescued_from"' in line and not first_after:
+                        first_after = now
+                    elif line.startswith("data: {") and not first_after:
+                        last_before = now
+            gaps.append((first_after - last_before) * 1000)
+            status = client.get(f"{gateway.url}/api/admin/status", headers=admin).json()
+            waits.append(status["rescues"][0]["wait_ms"])
+        return {
+            **figures,
+            "rescue_gap_at_caller_median_ms": round(statistics.median(gaps), 2),
+            "rescue_wait_ms_median": statistics.median(waits),
+        }
+    finally:
+        client.delete(f"{gateway.url}/api/admin/providers/{made['id']}", headers=admin)
+        client.put(settings, headers=admin, json={"stream_rescue": None})
 
 
 def limits(gateway: Gateway, client: httpx.Client, through, direct_ms: list[float]) -> dict:

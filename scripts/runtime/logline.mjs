@@ -4,6 +4,7 @@
 //
 //   [request] POST /v1/chat/completions 200 OK (412ms) via groq/llama-3.3-70b-versatile after 1 failed [cerebras/llama3.1-8b: rate_limited]
 //   [request] POST /v1/chat/completions 200 OK (81ms) via backup/m stream failed: cut
+//   [request] POST /v1/chat/completions 200 OK (930ms) via backup/m stream cut, rescued by groq/m (re-ask)
 //
 // What a line may hold, and nothing else: the method; the path WITHOUT its query string (Gemini
 // clients send the API token as `?key=`); the status; the duration; three of the Worker's own
@@ -78,6 +79,9 @@ export function routingOf(headers) {
 // `stream failed: <reason> (via <provider/model>, request <id>)`. The id has no space; the
 // reason is one of a few words, none holding " (via ".
 const STREAM_FAILED = /^stream failed: (.+?) \(via .*, request (\S+)\)$/;
+// And its line about a stream it rescued (SPEC §16; stream.py, log_rescue):
+// `stream rescued: <fault> (via <provider/model>, request <id>) by <provider/model> (<method>)`.
+const STREAM_RESCUED = /^stream rescued: (.+?) \(via .*, request (\S+)\) by (.+) \((.+)\)$/;
 // A failure whose line was printed before it came (a caller that left as the stream failed) is
 // never taken: beyond this many kept, the oldest are forgotten.
 const FAILURES_KEPT = 100;
@@ -88,13 +92,16 @@ export class StreamFailures {
 
   /** Keep the failure that `message` (one line of the Worker's output) reports, if it reports one. */
   note(message) {
-    const found = STREAM_FAILED.exec(message);
-    if (!found) return;
-    this.#reasons.set(found[2], found[1]);
+    const failed = STREAM_FAILED.exec(message);
+    const rescued = failed ? null : STREAM_RESCUED.exec(message);
+    if (failed) this.#reasons.set(failed[2], { text: `stream failed: ${failed[1]}`, colour: 31 });
+    else if (rescued) this.#reasons.set(rescued[2], { text: `stream ${rescued[1]}, rescued by ${rescued[3]} (${rescued[4]})`, colour: 32 });
+    else return;
     if (this.#reasons.size > FAILURES_KEPT) this.#reasons.delete(this.#reasons.keys().next().value);
   }
 
-  /** The reason the stream of request `requestId` failed, once; null when it did not (or no id). */
+  /** How the stream of request `requestId` failed or was rescued (`{text, colour}`), once; null
+   *  when neither (or no id). */
   take(requestId) {
     const reason = requestId ? this.#reasons.get(requestId) : undefined;
     if (reason === undefined) return null;
@@ -108,7 +115,7 @@ export class StreamFailures {
  * @param {{method: string, path: string, status: number, statusText: string, durationMs: number,
  *          routing?: {via: string|null, attempts: string|null, trail: string|null},
  *          failure?: string|null, unfinished?: boolean, colour?: boolean}} entry
- *   `failure`: why the stream ended in-band with an error (`StreamFailures.take`).
+ *   `failure`: why the stream ended in-band with an error, or who rescued it (`StreamFailures.take`).
  *   `unfinished`: the connection closed before the whole response was sent.
  */
 export function formatLine({ method, path, status, statusText, durationMs, routing = {}, failure = null, unfinished = false, colour = false }) {
@@ -129,7 +136,7 @@ export function formatLine({ method, path, status, statusText, durationMs, routi
     const trail = routing.trail ? ` [${safe(routing.trail)}]` : "";
     parts.push(paint(33, `after ${safe(routing.attempts)} failed${trail}`));
   }
-  if (failure) parts.push(paint(31, `stream failed: ${safe(failure)}`));
+  if (failure) parts.push(paint(failure.colour, safe(failure.text)));
   return parts.join(" ");
 }
 

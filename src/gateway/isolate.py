@@ -18,6 +18,7 @@ from gateway.core.hop import DEPLOYMENT_ID_KEY
 from gateway.core.limits import LimitMemory
 from gateway.core.loop import Clock
 from gateway.core.pinbook import PinBook
+from gateway.core.rescue import RescueLog
 from gateway.core.state import RouterState
 from gateway.core.usage import UsageBook
 from gateway.shell import d1
@@ -35,6 +36,7 @@ class Isolate:
     limits: LimitMemory = field(default_factory=LimitMemory)  # what it knows of rate windows
     pins: PinBook = field(default_factory=PinBook)  # OpenRouter pins (SPEC §15)
     usage: UsageBook = field(default_factory=UsageBook)  # counts not yet written (SPEC §17)
+    rescues: RescueLog = field(default_factory=RescueLog)  # broken streams rescue was on for (SPEC §16)
 
 
 _current: Isolate | None = None

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import httpx
 import pytest
 
+from support.runtime import logged
 from support.upstream import Hang, Json, Sse, chunk
 
 STREAM = {"model": "auto", "messages": [{"role": "user", "content": "x"}], "stream": True}
@@ -24,17 +24,6 @@ def stream(api) -> tuple[int, dict, list[str]]:
 @pytest.fixture
 def pair(add_provider):
     return add_provider(name="A", priority=1, models=["m"], timeout_ms=1000), add_provider(name="B", priority=2, models=["m"])
-
-
-def logged(gateway, text: str) -> bool:
-    """Whether ``text`` reaches the runtime's log within a few seconds: workerd's log crosses a
-    pipe to its host process, so it may land after the caller has read the stream's end."""
-    deadline = time.monotonic() + 10
-    while text not in gateway.log():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)  # polling the log for the line
-    return True
 
 
 def good_stream() -> Sse:

@@ -139,3 +139,14 @@ class Gateway:
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
         return self.process.wait(timeout=20)
+
+
+def logged(gateway, text: str) -> bool:
+    """Whether ``text`` reaches the runtime's log within a few seconds: workerd's log crosses a
+    pipe to its host process, so it may land after the caller has read the stream's end."""
+    deadline = time.monotonic() + 10
+    while text not in gateway.log():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)  # polling the log for the line
+    return True

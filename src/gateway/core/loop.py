@@ -62,13 +62,16 @@ class Clock:
 
 
 async def run_loop(
-    chain: Chain, attempt: Attempt, *, settings: Settings, state: RouterState, clock: Clock
+    chain: Chain, attempt: Attempt, *, settings: Settings, state: RouterState, clock: Clock,
+    avoid_keys: frozenset[int] = frozenset(),
 ) -> LoopResult:
     """Run ``chain`` (rules in the module doc). Returns ``Served``, ``CallerError`` or
-    ``Exhausted``; never raises for an upstream problem (``attempt`` reports those as values)."""
+    ``Exhausted``; never raises for an upstream problem (``attempt`` reports those as values).
+    ``avoid_keys``: keys not to use (a rescue's, SPEC §16: the key whose stream broke)."""
     if not chain.steps and not chain.skipped:
         return no_providers()
     run = _Run(chain, settings, state, clock)
+    run.skip_keys |= avoid_keys
     for step in chain.steps:
         result = await run.try_step(step, attempt)
         if result is not None:
@@ -99,7 +102,7 @@ class _Run:
         self.stop: Stop = None
         self.skip_models: set[str] = set()
         self.skip_providers: set[int] = set()
-        self.skip_keys: set[int] = set()  # keys found unreadable
+        self.skip_keys: set[int] = set()  # keys found unreadable, and keys to avoid
 
     async def try_step(self, step: Step, attempt: Attempt) -> LoopResult | None:
         """Try one step (its next keys and its same-model retry); a result ends the loop, None

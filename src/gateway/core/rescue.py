@@ -18,8 +18,9 @@ Rules:
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,12 +35,15 @@ __all__ = [
     "Method",
     "Prefill",
     "Refusal",
+    "RescueLog",
+    "RescueRecord",
     "RescueRequest",
     "Streamed",
     "continue_instruction",
     "eligibility",
     "plan_rescue",
     "prefill_of",
+    "request_refusal",
     "rescue_enabled",
 ]
 
@@ -112,15 +116,26 @@ def eligibility(enabled: bool, body: Mapping[str, Any], streamed: Streamed, faul
     return Eligibility(False, refusal) if refusal is not None else Eligibility(True, fault)
 
 
-def _refusal(enabled: bool, body: Mapping[str, Any], streamed: Streamed, fault: Fault) -> Refusal | None:
+def request_refusal(enabled: bool, body: Mapping[str, Any]) -> Refusal | None:
+    """The refusal that applies to the request ``body`` whatever its stream sends (the first of
+    ``OFF`` to ``STRUCTURED``), or None: such a stream may be rescued should it break."""
     n = body.get("n")
-    ended = streamed.finish_reason not in (None, "", "error")  # "error": OpenRouter's in-band failure
     checks = (
         (not enabled, Refusal.OFF),
         (body.get("stream") is not True, Refusal.NOT_STREAMED),
         (isinstance(n, int) and not isinstance(n, bool) and n > 1, Refusal.SEVERAL_CHOICES),
         (_forces_tool(body), Refusal.FORCED_TOOL),
         (_structured(body), Refusal.STRUCTURED),
+    )
+    return next((refusal for applies, refusal in checks if applies), None)
+
+
+def _refusal(enabled: bool, body: Mapping[str, Any], streamed: Streamed, fault: Fault) -> Refusal | None:
+    refusal = request_refusal(enabled, body)
+    if refusal is not None:
+        return refusal
+    ended = streamed.finish_reason not in (None, "", "error")  # "error": OpenRouter's in-band failure
+    checks = (
         (streamed.finish_reason == "length", Refusal.LENGTH),
         (streamed.finish_reason == "content_filter", Refusal.CONTENT_FILTER),
         (ended, Refusal.FINISHED),
@@ -237,3 +252,42 @@ def continue_instruction(partial: str) -> str:
     tail = window[begin:]
     cut = partial[: window_at + begin].strip() != ""
     return CONTINUE_INSTRUCTION.format(tail=("…" if cut else "") + tail)
+
+
+# --- Said ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RescueRecord:
+    """One broken stream that rescue was on for, as the admin status shows it. ``cut``: the broken
+    stream's ``provider/model``; ``fault``: how it broke; ``outcome``: ``rescued``, ``refused``
+    (no rescue tried: ``reason`` says why) or ``failed`` (tried: ``reason`` says what ended it);
+    ``by``/``method``: who continued it and how; ``trail``: the rescue's own failed attempts
+    (``X-Fallback-Trail``'s form); ``wait_ms``: from the break to the rescue's first event."""
+
+    at_ms: int
+    request_id: str | None
+    cut: str
+    fault: str
+    outcome: str
+    reason: str | None = None
+    by: str | None = None
+    method: str | None = None
+    trail: str | None = None
+    wait_ms: int | None = None
+
+    def json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class RescueLog:
+    """The isolate's last ``RESCUES_KEPT`` records, newest first."""
+
+    def __init__(self) -> None:
+        self._records: deque[RescueRecord] = deque(maxlen=rules.RESCUES_KEPT)
+
+    def add(self, record: RescueRecord) -> None:
+        self._records.appendleft(record)
+
+    def recent(self) -> list[RescueRecord]:
+        return list(self._records)

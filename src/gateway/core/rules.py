@@ -239,3 +239,9 @@ SEAM_REPEAT_MIN_CHARS = 20
 # The re-ask quotes the partial's last words: this many at most, cut to this many characters.
 RESCUE_QUOTE_WORDS = 6
 RESCUE_QUOTE_MAX_CHARS = 60
+# While a rescue request is in flight, the caller's stream gets a keep-alive (an SSE comment, or
+# Anthropic's ping) at once and then this often, so no client or proxy takes the wait for a dead
+# connection.
+RESCUE_KEEPALIVE_MS = 5_000
+# The rescues an isolate remembers for the admin status (newest first).
+RESCUES_KEPT = 20

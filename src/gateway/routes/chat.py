@@ -11,10 +11,13 @@ from gateway.responses import CORS_HEADERS, sse_headers
 from gateway.routes import Call
 from gateway.routes.auth import require_api
 from gateway.routes.body import read_json, validate
-from gateway.routes.routing import exhausted_error, route, routed_via, routing_headers, trail_headers
+from gateway.routes.rescue import Rescuer, rescuer
+from gateway.routes.routing import exhausted_error, input_estimate, route, routed_via, routing_headers, trail_headers
 from gateway.shell import tasks
 from gateway.shell.http import JsResponse, respond, tail_bytes
 from gateway.shell.stream import OpenedStream, Relay
+from gateway.shell.translation import TranslatedRelay
+from gateway.surfaces.passthrough import ChatPassThrough
 from gateway.upstream.openai import JsonBody
 from gateway.wire import headers as h
 from gateway.wire.chat import ChatRequest
@@ -27,12 +30,24 @@ _USAGE_SURFACES = frozenset({"chat", "completions", "embeddings"})
 _ESTIMATE_MAX_BYTES = 1024 * 1024
 
 
-async def _served(call: Call, served: Served, stream_stall_ms: int) -> JsResponse:
+async def _served(call: Call, config: Config, served: Served, rescue: Rescuer | None) -> JsResponse:
     routing = routing_headers(served)
     if isinstance(served.handle, OpenedStream):
         opened = served.handle
-        relay = Relay(opened, stream_stall_ms, routing[h.ROUTED_VIA], routing[h.REQUEST_ID],
-                      meter.stream_ended(call, opened.head))
+        stall_ms = config.settings.stream_stall_ms
+        on_end = meter.stream_ended(call, opened.head)
+        relay: Relay | TranslatedRelay
+        if rescue is None:
+            relay = Relay(opened, stall_ms, routing[h.ROUTED_VIA], routing[h.REQUEST_ID], on_end)
+        else:
+            # Rescue on (SPEC §16): relayed as the translated surfaces are, event by whole event,
+            # so that a cut leaves no half event before the rescue's chunks.
+            key = served.candidate.key
+            secret = config.key_memo.plain(key) if key is not None else None
+            relay = TranslatedRelay(
+                opened, stall_ms, routing[h.ROUTED_VIA], ChatPassThrough(), secret, routing[h.REQUEST_ID], on_end,
+                rescue,
+            )
         # The pump outlives the handler: the answer's body is fed while the caller reads it.
         call.ctx.waitUntil(tasks.start(relay.run()))
         meter.hand_over(call)
@@ -67,12 +82,13 @@ def _caller_error(result: CallerError) -> JsResponse:
     return respond(observed.body, observed.status or 400, headers)
 
 
-async def answer(call: Call, config: Config, result: LoopResult) -> JsResponse:
+async def answer(call: Call, config: Config, result: LoopResult, rescue: Rescuer | None = None) -> JsResponse:
     """The caller's answer to a forwarded request (its body untranslated): what served it, the
     stream relayed or the body streamed through with the upstream's content type; the upstream's
-    own 4xx as it is; or the honest error when nothing served."""
+    own 4xx as it is; or the honest error when nothing served. ``rescue``: a chat stream's, when
+    rescue is on for it (SPEC §16)."""
     if isinstance(result, Served):
-        return await _served(call, result, config.settings.stream_stall_ms)
+        return await _served(call, config, result, rescue)
     if isinstance(result, CallerError):
         return _caller_error(result)
     raise exhausted_error(result)
@@ -83,5 +99,9 @@ async def chat_completions(call: Call) -> JsResponse:
     caller = await require_api(call, config)
     raw, data = await read_json(call.request, config.settings.max_body_bytes)
     chat = validate(ChatRequest, data)
-    result = await route(call, config, JsonBody(raw, data), chat.model, chat.streaming, caller)
-    return await answer(call, config, result)
+    body = JsonBody(raw, data)
+    result = await route(call, config, body, chat.model, chat.streaming, caller)
+    rescue = None
+    if isinstance(result, Served) and isinstance(result.handle, OpenedStream):
+        rescue = rescuer(config, data, chat.streaming, caller, result, input_estimate(body))
+    return await answer(call, config, result, rescue)

@@ -36,6 +36,8 @@ async def status(call: Call) -> JsResponse:
             "cooldowns": [cooldown_json(c, now_ms) for c in cooldowns],
             "providers": len(config.providers),
             "config_age_ms": now_ms - config.loaded_at_ms,
+            # This isolate's broken streams that rescue was on for (SPEC §16), newest first.
+            "rescues": [r.json() for r in isolate.current().rescues.recent()],
         }
     )
 

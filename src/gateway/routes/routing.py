@@ -30,7 +30,7 @@ from gateway.upstream.openrouter import PinnedUpstream
 from gateway.wire import headers as h
 from gateway.wire.cooldowns import cooldown_json
 
-__all__ = ["caller_catalog", "catalog_kinds", "exhausted_error", "route", "routed_via", "routing_headers", "trail_headers"]
+__all__ = ["caller_catalog", "catalog_kinds", "exhausted_error", "input_estimate", "route", "routed_via", "routing_headers", "trail_headers"]
 
 
 async def route(
@@ -87,13 +87,13 @@ async def route(
         attempt: Attempt = PinnedUpstream(config, body, stream, caller.hops, call.env.DB, call.ctx, deadline_ms, endpoint)
     else:
         attempt = OpenAIUpstream(config, body, stream, caller.hops, endpoint)
-    counted = meter.visit(call, caller.client.id if caller.client else 0, _input_estimate(body))
+    counted = meter.visit(call, caller.client.id if caller.client else 0, input_estimate(body))
     result = await run_loop(chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK)
     counted.routed(result, model, isolate.now_ms())
     return result
 
 
-def _input_estimate(body: Body) -> int:
+def input_estimate(body: Body) -> int:
     """The prompt's tokens by its size (SPEC §17, for an answer that reports no usage); an upload's
     are not text."""
     return estimate_text(len(body.raw)) if isinstance(body, JsonBody) else 0

@@ -26,6 +26,7 @@ from gateway.errors import GatewayError, InvalidRequestError, ProviderError, Rou
 from gateway.responses import CORS_HEADERS, json_response
 from gateway.routes import Call
 from gateway.routes.body import read_json, validate
+from gateway.routes.rescue import rescuer
 from gateway.routes.routing import exhausted_error, route, routed_via, routing_headers, trail_headers
 from gateway.shell import tasks
 from gateway.shell.http import JsResponse, respond
@@ -127,15 +128,18 @@ async def _answer(call: Call, served: Served, plan: Plan, headers: dict[str, str
 
 
 def _stream(
-    call: Call, config: Config, served: Served, plan: Plan, headers: dict[str, str], input_estimate: int
+    call: Call, config: Config, served: Served, plan: Plan, headers: dict[str, str], input_estimate: int,
+    caller: Caller,
 ) -> JsResponse:
     translator = plan.translator(served.candidate.model, input_estimate)
     key = served.candidate.key
     secret = config.key_memo.plain(key) if key is not None else None
     opened = served.handle
     on_end = meter.stream_ended(call, opened.head)
+    rescue = rescuer(config, plan.chat, plan.stream, caller, served, input_estimate)
     relay = TranslatedRelay(
-        opened, config.settings.stream_stall_ms, headers[h.ROUTED_VIA], translator, secret, headers[h.REQUEST_ID], on_end
+        opened, config.settings.stream_stall_ms, headers[h.ROUTED_VIA], translator, secret, headers[h.REQUEST_ID], on_end,
+        rescue,
     )
     call.ctx.waitUntil(tasks.start(relay.run()))
     meter.hand_over(call)
@@ -152,7 +156,7 @@ async def serve(call: Call, config: Config, plan: Plan, caller: Caller) -> JsRes
     if isinstance(result, Served):
         headers = routing_headers(result)
         if isinstance(result.handle, OpenedStream):
-            return _stream(call, config, result, plan, headers, estimate_tokens(plan.chat, text))
+            return _stream(call, config, result, plan, headers, estimate_tokens(plan.chat, text), caller)
         return await _answer(call, result, plan, headers)
     if isinstance(result, CallerError):
         return error_answer(plan.render_error, refusal_error(result))

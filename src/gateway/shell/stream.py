@@ -38,8 +38,8 @@ from gateway.shell.http import UpstreamResponse, fulfilled, plain, settled, unaw
 from gateway.shell.tasks import Later
 
 __all__ = [
-    "STALL_CHECKS", "OpenedStream", "Relay", "StreamEnd", "StreamFailure", "failure_message", "log_failure",
-    "open_stream",
+    "CODES", "STALL_CHECKS", "OpenedStream", "Relay", "StreamEnd", "StreamFailure", "failure_message", "log_failure",
+    "log_rescue", "open_stream",
 ]
 
 logger = logging.getLogger("fllmapi")
@@ -74,7 +74,7 @@ _MESSAGES = {
     StreamFailure.GATEWAY: "the gateway failed while relaying the stream",
 }
 # The pass-through stream_error's code.
-_CODES = {
+CODES = {
     StreamFailure.CUT: "stream_interrupted",
     StreamFailure.STALLED: "stream_stalled",
     StreamFailure.TRUNCATED: "stream_truncated",
@@ -98,6 +98,15 @@ def log_failure(failure: StreamFailure, label: str, request_id: str | None) -> N
         logger.warning("stream failed: %s (via %s)", failure.value, label)
     else:
         logger.warning("stream failed: %s (via %s, request %s)", failure.value, label, request_id)
+
+
+def log_rescue(fault: object, label: str, request_id: str | None, rescued: Any) -> None:
+    """Warn ``stream rescued: <fault> (via <label>, request <request_id>) by <provider/model>
+    (<method>)`` (SPEC §16): the cut is said, and who finished the answer. The dev runtimes parse
+    this line as they do ``log_failure``'s (logline.mjs): keep the two in step."""
+    logger.warning(
+        "stream rescued: %s (via %s, request %s) by %s (%s)", fault, label, request_id, rescued.label, rescued.method
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +206,7 @@ class Relay:
             # and look for this one then.
             log_failure(failure, self._label, self._request_id)
             message = failure_message(failure, self._label, self._stall_s)
-            unawaited(writer.write(to_js(stream_error_event(message, _CODES[failure]))))
+            unawaited(writer.write(to_js(stream_error_event(message, CODES[failure]))))
         unawaited(writer.close())
         self._report_end(failure)
 

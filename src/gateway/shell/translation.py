@@ -34,18 +34,41 @@ seen at the next enqueue (workerd notices it no sooner). No JS is written here: 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import js
 from pyodide.ffi import JsException, to_js
 
+from gateway import isolate
+from gateway.core import rules
+from gateway.core.counting import Tokens
+from gateway.core.rescue import Fault, RescueRecord, eligibility
 from gateway.shell.http import fulfilled, plain, settled, unawaited
-from gateway.shell.stream import STALL_CHECKS, OpenedStream, StreamEnd, StreamFailure, failure_message, log_failure
+from gateway.shell.stream import (
+    CODES,
+    STALL_CHECKS,
+    OpenedStream,
+    StreamEnd,
+    StreamFailure,
+    failure_message,
+    log_failure,
+    log_rescue,
+)
 from gateway.shell.tasks import Later
+from gateway.surfaces.continuation import Continuation, StreamWatch
 from gateway.surfaces.contract import StreamTranslator
 
+if TYPE_CHECKING:  # the rescuer is the routes' (it runs the fallback loop); only its type here
+    from gateway.routes.rescue import Rescued, Rescuer
+
 __all__ = ["BATCH_MS", "TranslatedRelay"]
+
+logger = logging.getLogger("fllmapi")
+
+# Why a rescue was not sent, when no candidate delivered a first event.
+_NO_RESCUER = "no other candidate could continue the answer"
 
 # How long a batch of upstream bytes spans, at the stream's own pace (see the module doc).
 BATCH_MS = 250
@@ -77,13 +100,19 @@ class TranslatedRelay:
         secret: str | None = None,
         request_id: str | None = None,
         on_end: StreamEnd | None = None,
+        rescuer: Rescuer | None = None,
     ) -> None:
         """``label``: the upstream's ``provider/model``, named in the surface's error event;
         ``secret``: the provider key the upstream was sent; never passed on, should the upstream
         echo it in an error the translator turns into the surface's own event; ``request_id``:
         the answer's ``X-Request-Id``, named in the log when the stream fails; ``on_end``: told
-        once when the stream is over (the translator's usage, the bytes read)."""
+        once when the stream is over (the translator's usage, the bytes read); ``rescuer``: set
+        when rescue is on for this stream (SPEC §16, ``_rescue``)."""
         self._opened = opened
+        self._rescuer = rescuer
+        # With rescue on, the translator is handed whole events only, and an in-band error is
+        # held back until it is known whether a rescue replaces it.
+        self._watch = StreamWatch() if rescuer is not None else None
         self._on_end = on_end
         self._stream_bytes = len(opened.head)
         self._failed = False
@@ -91,9 +120,10 @@ class TranslatedRelay:
         self._stall_s = stall_ms / 1000
         self._label = label
         self._request_id = request_id
-        self._secret = secret.encode() if secret else b""
+        self._secrets = [secret.encode()] if secret else []
         self._progress = time.monotonic()  # when bytes last came from the upstream
         self._over = False  # the caller's side is closed, or the caller went away
+        self._gone = False  # the caller went away
         self._stalled = False
         self._upstream_failed = False
         self._relay_failed = False
@@ -113,7 +143,7 @@ class TranslatedRelay:
         self._opened.reader.releaseLock()
         piped = self._opened.answer.body.pipeTo(self._inbox.writable, plain(_INBOX_PIPE))
         self._reader = self._inbox.readable.getReader(plain({"mode": "byob"}))
-        watchdog = Later(self._stall_s / STALL_CHECKS, self._watch)
+        watchdog = Later(self._stall_s / STALL_CHECKS, self._watch_stall)
         inbox_closer = asyncio.ensure_future(self._close_inbox_on_failure(piped))
         try:
             await self._pump()
@@ -121,24 +151,37 @@ class TranslatedRelay:
             self._relay_failed = True
         finally:
             watchdog.cancel()
+        if not self._over and self._watch is not None and not self._relay_failed:
+            try:
+                await self._rescue(self._watch)
+            except Exception:  # noqa: BLE001 - as above
+                self._relay_failed = True
         if not self._over:
             self._send(self._ending())
-        if not self._inbox_ended:
-            # The upstream may still be sending (the answer was over at [DONE], or the caller went
-            # away): stop it at its source, as a pipe notices a cancelled inbox only at its next
-            # chunk.
-            unawaited(self._reader.cancel())
-            self._opened.answer.abort()
+        self._stop_upstream()
         if self._on_end is not None:
             self._on_end(self._translator.usage, self._stream_bytes, self._failed)
         await inbox_closer
 
+    def _stop_upstream(self) -> None:
+        """Stop the upstream unless it has ended: it may still be sending (the answer was over at
+        [DONE], the caller went away, or its stream broke with an error event). A pipe notices a
+        cancelled inbox only at its next chunk, so the request is aborted at its source."""
+        if not self._inbox_ended:
+            self._inbox_ended = True
+            unawaited(self._reader.cancel())
+            self._opened.answer.abort()
+
+    def _broke_in_band(self) -> bool:
+        return self._watch is not None and self._watch.error is not None
+
     async def _pump(self) -> None:
         """Read and translate batches until the inbox ends (the upstream ended, failed or
-        stalled) or the answer is over ([DONE] was read, or the caller went away)."""
+        stalled), the answer is over ([DONE] was read, or the caller went away), or, with rescue
+        on, the upstream reported an error in-band."""
         buffer = js.Uint8Array.new(_READ_BYTES)
         minimum, pace = 1, 0.0
-        while not self._over:
+        while not self._over and not self._broke_in_band():
             asked = time.monotonic()
             ok, result = await settled(self._reader.readAtLeast(minimum, buffer))
             if not ok:
@@ -174,18 +217,23 @@ class TranslatedRelay:
             if self._over:
                 self._controller.close()
         except JsException:
-            self._over = True
+            self._over = self._gone = True
 
     def _scrubbed(self, out: bytes) -> bytes:
-        # One substring search per batch: the translator re-encodes upstream text, so the key
-        # can only be there if the upstream echoed it.
-        return out.replace(self._secret, b"[redacted]") if self._secret and self._secret in out else out
+        # One substring search per batch and key: the translator re-encodes upstream text, so a
+        # key can only be there if the upstream echoed it.
+        for secret in self._secrets:
+            if secret in out:
+                out = out.replace(secret, b"[redacted]")
+        return out
 
     def _translate(self, data: bytes) -> bytes:
         """The translation of one batch; after ``[DONE]`` also the surface's end, and the stream
         is over (an upstream that keeps its connection open must not stall a finished answer)."""
         translator = self._translator
         try:
+            if self._watch is not None:
+                data = self._watch.feed(data)
             out = translator.feed(data)
             if translator.done:
                 out += translator.end()
@@ -221,13 +269,16 @@ class TranslatedRelay:
         """The surface's error event for ``failure``, logged before it is sent (the dev runtimes
         look for the line when the stream ends); ``b""``, and nothing logged, when the stream has
         already ended: the upstream's own error event ended it (the translator's contract)."""
-        out = self._translator.fail(failure_message(failure, self._label, self._stall_s))
+        return self._fail_with(failure, failure_message(failure, self._label, self._stall_s))
+
+    def _fail_with(self, failure: StreamFailure, message: str) -> bytes:
+        out = self._translator.fail(message, CODES[failure])
         if out:
             self._failed = True
             log_failure(failure, self._label, self._request_id)
         return out
 
-    async def _watch(self) -> None:
+    async def _watch_stall(self) -> None:
         """No bytes from the upstream for a whole stall period aborts the upstream request; the
         inbox is then closed, and the stream ends as stalled (or as finished, if its end was
         waiting in the inbox). The relay reads the upstream whatever the caller's pace, so a slow
@@ -239,3 +290,159 @@ class TranslatedRelay:
                 self._opened.answer.abort()
                 return
             await asyncio.sleep(self._stall_s / STALL_CHECKS)
+
+    # -- rescue (SPEC §16) ------------------------------------------------------------------------
+
+    async def _rescue(self, watch: StreamWatch) -> None:
+        """The upstream's stream is over without a proper end: when rescue allows it, finish the
+        answer from another candidate. Leaves the stream open (``_over`` unset) for ``_ending``
+        to fail as without rescue when no rescue was tried or nothing of one was sent."""
+        self._send(self._scrubbed(self._translator.feed(watch.close())))  # an unterminated last event
+        if self._over or self._translator.complete:
+            return
+        fault = (
+            Fault.PROVIDER_ERROR if watch.error is not None
+            else Fault.STALLED if self._stalled
+            else Fault.CUT if self._upstream_failed
+            else Fault.TRUNCATED
+        )  # fmt: skip
+        rescuer = self._rescuer
+        assert rescuer is not None  # a watch is kept only with a rescuer
+        verdict = eligibility(True, rescuer.body, watch.streamed, fault)
+        if not verdict.allowed:
+            self._said("refused", fault, verdict.reason)
+            self._hand_on_held(watch)
+            return
+        self._stop_upstream()
+        broke = time.monotonic()
+        self._send(self._translator.keep_alive())
+        keeper = asyncio.ensure_future(self._keep_alive())
+        try:
+            rescued = await rescuer.open(watch.streamed.text)
+            if rescued is None:
+                self._said("failed", fault, _NO_RESCUER)
+                if watch.held:
+                    self._hand_on_held(watch)  # the upstream's own error, as without rescue
+                else:
+                    self._end_failed(fault, _NO_RESCUER, None)
+                return
+            wait_ms = int((time.monotonic() - broke) * 1000)
+            await self._relay_rescue(watch, fault, rescued, wait_ms)
+        finally:
+            keeper.cancel()
+
+    async def _relay_rescue(self, watch: StreamWatch, fault: Fault, rescued: Rescued, wait_ms: int) -> None:
+        """Relay the rescue's stream through its ``Continuation`` and the translator, to its end:
+        the answer's end, or the surface's error (the seam refused, or the rescue broke too)."""
+        if rescued.secret:
+            self._secrets.append(rescued.secret.encode())
+        partial = watch.streamed.text
+        before = self._rescuer.before(_tokens(watch), partial)
+        continuation = Continuation(partial, self._label, watch.id, rescued.model, int(time.time()), before)
+        opened = rescued.opened
+        self._send_rescued(continuation.feed(opened.head))
+        self._stream_bytes += len(opened.head)
+        progress = [time.monotonic()]
+        stalled = [False]
+
+        async def watch_stall() -> None:
+            while not self._over:
+                if time.monotonic() - progress[0] >= self._stall_s:
+                    stalled[0] = True
+                    opened.answer.abort()
+                    return
+                await asyncio.sleep(self._stall_s / STALL_CHECKS)
+
+        watchdog = Later(self._stall_s / STALL_CHECKS, watch_stall)
+        broken: str | None = None
+        try:
+            while not self._over and not continuation.failed and not continuation.done:
+                ok, result = await settled(opened.reader.read())
+                if not ok:
+                    broken = "its stream stalled" if stalled[0] else "its stream failed"
+                    break
+                if result.done:
+                    self._send_rescued(continuation.close())
+                    break
+                data = result.value.to_bytes()
+                self._stream_bytes += len(data)
+                progress[0] = time.monotonic()
+                self._send_rescued(continuation.feed(data))
+        finally:
+            watchdog.cancel()
+            if not continuation.done:
+                unawaited(opened.reader.cancel())
+                opened.answer.abort()
+        if not self._over and continuation.complete and self._translator.complete:
+            # Finished without [DONE]: the surface's end, as for any stream that ends so.
+            self._over = True
+            self._send(self._scrubbed(self._translator.end()))
+        if self._gone:
+            return
+        if self._over and not continuation.failed:
+            self._said("rescued", fault, None, rescued, wait_ms)
+            log_rescue(fault, self._label, self._request_id, rescued)
+            return
+        if continuation.refused is not None:
+            broken = str(continuation.refused)
+        elif continuation.error is not None:
+            broken = "its stream reported an error"
+        elif broken is None:
+            broken = "its stream ended before the answer was complete"
+        self._said("failed", fault, broken, rescued, wait_ms)
+        self._end_failed(fault, broken, rescued.label)
+
+    def _end_failed(self, fault: Fault, why: str, rescuer: str | None) -> None:
+        """End the stream with the surface's error for ``fault``, saying why no rescue finished it."""
+        failure = StreamFailure.CUT if fault is Fault.PROVIDER_ERROR else StreamFailure(fault.value)
+        rescue = f"the rescue by {rescuer} failed: {why}" if rescuer else f"no rescue: {why}"
+        message = f"{failure_message(failure, self._label, self._stall_s)}; {rescue}"
+        self._send(self._scrubbed(self._fail_with(failure, message)))
+        self._over = True
+        self._send(b"")
+
+    def _send_rescued(self, chunks: bytes) -> None:
+        """The continuation's chunks through the translator; its end once the answer is done."""
+        if not chunks:
+            return
+        self._send(self._translate_rescued(chunks))
+
+    def _translate_rescued(self, chunks: bytes) -> bytes:
+        translator = self._translator
+        out = translator.feed(chunks)
+        if translator.done:
+            out += translator.end()
+            self._over = True
+        return self._scrubbed(out)
+
+    def _hand_on_held(self, watch: StreamWatch) -> None:
+        """No rescue replaces the upstream's in-band error: hand it on, as without rescue."""
+        if watch.held:
+            self._send(self._scrubbed(self._translator.feed(watch.held + b"\n\n")))
+
+    async def _keep_alive(self) -> None:
+        while not self._over:
+            await asyncio.sleep(rules.RESCUE_KEEPALIVE_MS / 1000)
+            if not self._over:
+                self._send(self._translator.keep_alive())
+
+    def _said(
+        self, outcome: str, fault: Fault, reason: str | None, rescued: Rescued | None = None, wait_ms: int | None = None
+    ) -> None:
+        """The rescue's record for the admin status (SPEC §16); a refusal or failure is logged
+        here, a success by ``log_rescue``."""
+        record = RescueRecord(
+            isolate.now_ms(), self._request_id, self._label, str(fault), outcome, reason,
+            rescued.label if rescued else None, str(rescued.method) if rescued else None,
+            rescued.trail if rescued else None, wait_ms,
+        )  # fmt: skip
+        isolate.current().rescues.add(record)
+        if outcome != "rescued":
+            logger.warning(
+                "stream not rescued: %s (via %s, request %s): %s", fault, self._label, self._request_id, reason
+            )
+
+
+def _tokens(watch: StreamWatch) -> Tokens | None:
+    usage = watch.usage
+    return None if usage is None else Tokens.stated(usage.input_tokens, usage.output_tokens, usage.cached_tokens)

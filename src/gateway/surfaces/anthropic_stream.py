@@ -183,7 +183,11 @@ class AnthropicStream(DecodedStream):
         out.append(_END % (reason, counted["input_tokens"], self._cached_tokens, self._output_tokens))
         return "".join(out).encode()
 
-    def fail(self, message: str) -> bytes:
+    def keep_alive(self) -> bytes:
+        """Anthropic's own keep-alive, which its SDKs and Claude Code skip."""
+        return b'event: ping\ndata: {"type":"ping"}\n\n'
+
+    def fail(self, message: str, code: str = "stream_interrupted") -> bytes:  # noqa: ARG002 - the pass-through's
         if self._done:
             return b""
         self._done = True

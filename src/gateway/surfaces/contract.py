@@ -44,12 +44,16 @@ class StreamTranslator(Protocol):
 
     def end(self) -> bytes: ...
 
-    def fail(self, message: str) -> bytes: ...
+    def fail(self, message: str, code: str = "stream_interrupted") -> bytes: ...
+
+    def keep_alive(self) -> bytes: ...
 
 
 class DecodedStream:
     """What every surface's translator shares: the reader of the upstream's stream
     (``self._decoder``) and what it says of the answer's end (``complete``, ``done``)."""
+
+    media_type: str
 
     def __init__(self) -> None:
         self._decoder = ChatStreamDecoder()
@@ -61,6 +65,12 @@ class DecodedStream:
     @property
     def done(self) -> bool:
         return self._decoder.done
+
+    def keep_alive(self) -> bytes:
+        """What keeps the caller's stream alive while a rescue is in flight (SPEC §16): an SSE
+        comment, which every SSE reader skips; nothing for a stream that is not SSE (NDJSON, a
+        JSON array), where a comment would break the parse."""
+        return b": keep-alive\n\n" if self.media_type == "text/event-stream" else b""
 
     @property
     def usage(self) -> Tokens | None:

@@ -181,7 +181,7 @@ class GeminiStream(DecodedStream):
             out.append("]")
         return "".join(out).encode()
 
-    def fail(self, message: str) -> bytes:
+    def fail(self, message: str, code: str = "stream_interrupted") -> bytes:  # noqa: ARG002 - the pass-through's
         if self._done:
             return b""
         self._done = True

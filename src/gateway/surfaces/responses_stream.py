@@ -264,7 +264,7 @@ class ResponsesStream(DecodedStream):
         self._emit(out, "response.completed", '"response":' + compact(response))
         return "".join(out).encode()
 
-    def fail(self, message: str) -> bytes:
+    def fail(self, message: str, code: str = "stream_interrupted") -> bytes:  # noqa: ARG002 - the pass-through's
         if self._over:
             return b""
         out: list[str] = []

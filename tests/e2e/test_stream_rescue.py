@@ -1,0 +1,320 @@
+"""Rescue of a stream cut mid-answer (SPEC §16), end to end: a scripted upstream cuts a stream; with
+rescue on the answer is finished by the next candidate, the whole text once, and said; a refused
+seam or a second cut ends with the surface's error; with rescue off nothing changed."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import httpx
+import pytest
+
+from support.runtime import logged
+from support.upstream import Sse, chunk, delta_chunk
+
+STREAM = {"model": "m", "messages": [{"role": "user", "content": "Tell me about the fox."}], "stream": True}
+CUT = {"done": False, "reset": True}
+
+
+@pytest.fixture
+def pair(add_provider):
+    return add_provider(name="A", priority=1, models=["m"]), add_provider(name="B", priority=2, models=["m"])
+
+
+@pytest.fixture
+def rescue_on(admin):
+    admin.put("/settings", json={"stream_rescue": 1}).raise_for_status()
+    yield
+    admin.put("/settings", json={"stream_rescue": None}).raise_for_status()
+
+
+def read(api, body=STREAM) -> tuple[httpx.Response, list[str], list[str]]:
+    """The answer, its data events, and its comment lines."""
+    with api.stream("POST", "/chat/completions", json=body) as response:
+        lines = list(response.iter_lines())
+    data = [line[6:] for line in lines if line.startswith("data: ")]
+    comments = [line for line in lines if line.startswith(":")]
+    return response, data, comments
+
+
+def text_of(events: list[str]) -> str:
+    out = []
+    for event in events:
+        if event == "[DONE]":
+            continue
+        parsed = json.loads(event)
+        for choice in parsed.get("choices") or []:
+            out.append((choice.get("delta") or {}).get("content") or "")
+    return "".join(out)
+
+
+def cut_after(*pieces: str) -> Sse:
+    return Sse([chunk("m", piece) for piece in pieces], **CUT)
+
+
+def finishing(*pieces: str) -> Sse:
+    return Sse([*(chunk("m", piece) for piece in pieces), chunk("m", None, "stop")])
+
+
+def test_rescue_off_a_cut_ends_with_the_stream_error_as_before(api, pair, upstream):
+    upstream.queue(cut_after("The quick brown", " fox"))
+
+    response, events, comments = read(api)
+
+    assert text_of(events[:-1]) == "The quick brown fox"
+    assert json.loads(events[-1])["error"]["code"] == "stream_interrupted"
+    assert comments == []
+    assert len(upstream.requests) == 1
+
+
+def test_a_cut_stream_is_finished_by_the_next_provider_and_said(gateway, api, admin, pair, upstream, rescue_on):
+    upstream.queue(cut_after("The quick brown", " fox"), finishing(" jumps over", " the lazy dog."))
+
+    response, events, comments = read(api)
+
+    assert response.headers["x-routed-via"] == "A/m"
+    assert text_of(events) == "The quick brown fox jumps over the lazy dog."
+    assert events[-1] == "[DONE]"
+    assert not any('"error"' in e for e in events)
+    assert ": keep-alive" in comments
+    rescued = [json.loads(e) for e in events[2:-1]]
+    assert rescued and all(c["x_rescued_from"] == "A/m" for c in rescued)
+    assert rescued[-1]["choices"][0]["finish_reason"] == "stop"
+    # Re-ask: the partial as an assistant turn, then a user turn quoting its last words.
+    sent = upstream.requests[-1].json
+    assert sent["messages"][:1] == STREAM["messages"]
+    assert sent["messages"][1] == {"role": "assistant", "content": "The quick brown fox"}
+    assert sent["messages"][2]["role"] == "user"
+    assert '"The quick brown fox"' in sent["messages"][2]["content"]
+    assert all(m["role"] != "system" for m in sent["messages"])
+    request_id = response.headers["x-request-id"]
+    status = admin.get("/status").json()["rescues"][0]
+    assert (status["request_id"], status["cut"], status["fault"], status["outcome"], status["by"], status["method"]) == (
+        request_id, "A/m", "cut", "rescued", "B/m", "re-ask"
+    )
+    assert logged(gateway, f"stream rescued: cut (via A/m, request {request_id}) by B/m (re-ask)")
+
+
+def test_a_repeated_opening_is_trimmed_exactly(api, pair, upstream, rescue_on):
+    upstream.queue(cut_after("The quick brown", " fox"), finishing("brown fox jumps."))
+
+    _, events, _ = read(api)
+
+    assert text_of(events) == "The quick brown fox jumps."
+
+
+def test_a_platform_that_documents_prefix_gets_the_partial_as_a_prefix(add_provider, api, upstream, rescue_on):
+    add_provider(name="A", priority=1, models=["m"])
+    add_provider(name="B", priority=2, models=["m"], platform="mistral")
+    # Mistral's prefix mode answers with the prefix and its continuation: the repeat is trimmed.
+    upstream.queue(cut_after("The quick brown", " fox"), finishing("The quick brown fox", " jumps."))
+
+    _, events, _ = read(api)
+
+    assert text_of(events) == "The quick brown fox jumps."
+    messages = upstream.requests[-1].json["messages"]
+    assert messages[-1] == {"role": "assistant", "content": "The quick brown fox", "prefix": True}
+    assert len(messages) == 2
+
+
+def test_an_ignored_prefix_that_restarts_the_answer_ends_with_the_error(gateway, add_provider, admin, api, upstream,
+                                                                        rescue_on):
+    add_provider(name="A", priority=1, models=["m"])
+    add_provider(name="B", priority=2, models=["m"], platform="mistral")
+    upstream.queue(cut_after("The quick brown fox", " jumps"), finishing("The quick brown dog", " sleeps."))
+
+    _, events, _ = read(api)
+
+    assert text_of(events[:-1]) == "The quick brown fox jumps"  # never a doubled answer
+    error = json.loads(events[-1])["error"]
+    assert error["code"] == "stream_interrupted"
+    assert "B/m" in error["message"]
+    assert "[DONE]" not in events
+    status = admin.get("/status").json()["rescues"][0]
+    assert (status["outcome"], status["by"]) == ("failed", "B/m")
+
+
+def test_a_second_cut_during_the_rescue_ends_with_the_error(api, admin, pair, upstream, rescue_on):
+    upstream.queue(cut_after("The quick brown", " fox"), cut_after(" jumps over"))
+
+    _, events, _ = read(api)
+
+    assert text_of(events[:-1]) == "The quick brown fox jumps over"
+    assert json.loads(events[-1])["error"]["type"] == "stream_error"
+    assert "[DONE]" not in events
+    assert admin.get("/status").json()["rescues"][0]["outcome"] == "failed"
+
+
+def test_no_rescue_once_a_tool_call_started(api, admin, pair, upstream, rescue_on):
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "read", "arguments": '{"pa'}}
+    upstream.queue(Sse([chunk("m", "Reading."), delta_chunk("m", {"tool_calls": [call]})], **CUT))
+
+    _, events, _ = read(api)
+
+    assert json.loads(events[-1])["error"]["code"] == "stream_interrupted"
+    assert len(upstream.requests) == 1
+    status = admin.get("/status").json()["rescues"][0]
+    assert (status["outcome"], status["reason"]) == ("refused", "a tool call had started")
+
+
+def test_no_rescue_after_a_length_stop(api, pair, upstream, rescue_on):
+    upstream.queue(Sse([chunk("m", "cut short"), chunk("m", None, "length")], done=False))
+
+    _, events, _ = read(api)
+
+    assert json.loads(events[-1])["choices"][0]["finish_reason"] == "length"
+    assert len(upstream.requests) == 1
+
+
+def test_json_mode_is_never_rescued(api, pair, upstream, rescue_on):
+    upstream.queue(cut_after('{"a": '))
+
+    _, events, _ = read(api, {**STREAM, "response_format": {"type": "json_object"}})
+
+    assert json.loads(events[-1])["error"]["code"] == "stream_interrupted"
+    assert len(upstream.requests) == 1
+
+
+def test_an_in_band_provider_error_is_rescued(api, pair, upstream, rescue_on):
+    upstream.queue(
+        Sse([chunk("m", "The quick brown"), {"error": {"message": "overloaded", "code": 502}}], done=False),
+        finishing(" fox."),
+    )
+
+    _, events, _ = read(api)
+
+    assert text_of(events) == "The quick brown fox."
+    assert not any('"error"' in e for e in events)
+    assert events[-1] == "[DONE]"
+
+
+def test_a_client_may_turn_rescue_on_for_itself(admin, gateway, pair, upstream):
+    made = admin.post("/clients", json={"name": "agent", "stream_rescue": True})
+    assert made.status_code == 201, made.text
+    token = made.json()["token"]
+    upstream.queue(cut_after("The quick brown"), finishing(" fox."))
+
+    with httpx.Client(base_url=f"{gateway.url}/v1", headers={"authorization": f"Bearer {token}"}, timeout=30) as api:
+        _, events, _ = read(api)
+
+    assert text_of(events) == "The quick brown fox."
+
+
+def test_a_stall_is_rescued(api, admin, pair, upstream, rescue_on):
+    admin.put("/settings", json={"stream_stall_ms": 300}).raise_for_status()
+    never = threading.Event()
+    upstream.queue(Sse([chunk("m", "The quick brown"), chunk("m", "never sent")], gates={1: never}), finishing(" fox."))
+
+    _, events, _ = read(api)
+
+    assert text_of(events) == "The quick brown fox."
+    admin.put("/settings", json={"stream_stall_ms": None}).raise_for_status()
+
+
+def test_the_anthropic_surface_is_rescued(gateway, admin, pair, upstream, rescue_on):
+    upstream.queue(cut_after("The quick brown"), finishing(" fox."))
+    body = {"model": "m", "max_tokens": 100, "stream": True, "messages": [{"role": "user", "content": "fox?"}]}
+
+    with httpx.Client(base_url=gateway.url, headers={"x-api-key": gateway.api_token}, timeout=30) as client:
+        with client.stream("POST", "/v1/messages", json=body) as response:
+            lines = list(response.iter_lines())
+
+    deltas = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
+    text = "".join(d["delta"].get("text", "") for d in deltas if d["type"] == "content_block_delta")
+    assert text == "The quick brown fox."
+    assert deltas[-1]["type"] == "message_stop"
+    assert not any(d["type"] == "error" for d in deltas)
+    assert "event: ping" in lines
+
+
+# --- the other surfaces: Responses, Gemini (alt=sse), Ollama (NDJSON) ----------------------------
+#
+# Each asks as its own clients do (support.surfaces, as in test_surfaces.py) and reads the stream
+# with that surface's reader: the whole text once, the surface's normal end, no error end, no breach
+# of the protocol. The SSE surfaces carry the keep-alive comment sent while the rescue was asked;
+# NDJSON has no comment, so Ollama's stream holds no keep-alive byte, and every line is JSON.
+
+import re  # noqa: E402
+
+from support.surfaces import Gemini, OllamaChat, Responses, Surface  # noqa: E402
+
+
+def _rescued_through(gateway, surface: Surface) -> tuple[bytes, dict[str, str]]:
+    """Ask ``surface`` for a streamed answer that A cuts and B finishes; the raw stream, the headers."""
+    with httpx.Client(base_url=gateway.url, timeout=30) as client:
+        with client.stream("POST", surface.path("m", True), json=surface.body("m", True, text="Tell me about the fox."),
+                           headers=surface.headers(gateway.api_token)) as response:
+            raw = response.read()
+    assert response.status_code == 200, raw
+    assert response.headers["content-type"].startswith(surface.stream_media_type)
+    return raw, dict(response.headers)
+
+
+def _without_comments(raw: bytes) -> tuple[bytes, list[str]]:
+    """An SSE body without its comment-only blocks, and those comments."""
+    kept, comments = [], []
+    for block in raw.decode().replace("\r\n", "\n").split("\n\n"):
+        lines = [line for line in block.split("\n") if line]
+        if lines and all(line.startswith(":") for line in lines):
+            comments += lines
+        elif lines:
+            kept.append(block)
+    return "".join(f"{block}\n\n" for block in kept).encode(), comments
+
+
+# @google/genai's SSE loop (bundled in Gemini CLI 0.61.0, node_modules/@google/gemini-cli/bundle/
+# chunk-5FZXKDXH.js, responseLineRE): an event is matched only at the very start of the buffer.
+GOOGLE_SDK_EVENT = re.compile(rb"^\s*data: (.*)(?:\n\n|\r\r|\r\n\r\n)")
+
+
+def _as_google_sdk_reads(raw: bytes) -> tuple[list, bytes]:
+    """The chunks @google/genai yields from ``raw``, and what it leaves unread."""
+    chunks = []
+    while match := GOOGLE_SDK_EVENT.match(raw):
+        chunks.append(json.loads(match[1]))
+        raw = raw[match.end():]
+    return chunks, raw
+
+
+@pytest.mark.parametrize("surface", [Responses(), Gemini()], ids=lambda s: s.id)
+def test_an_sse_surface_is_rescued(gateway, admin, pair, upstream, rescue_on, surface):
+    upstream.queue(cut_after("The quick brown", " fox"), finishing(" jumps over", " the lazy dog."))
+
+    raw, headers = _rescued_through(gateway, surface)
+
+    events, comments = _without_comments(raw)
+    reading = surface.read_stream(events)
+    assert reading.text == "The quick brown fox jumps over the lazy dog.", raw
+    assert reading.finished and reading.error is None, raw
+    assert reading.problems == [], (reading.problems, raw)
+    assert comments  # kept alive while the rescue was asked
+    if isinstance(surface, Gemini):
+        # Google's own SDK (@google/genai, which Gemini CLI bundles) reads a stream as a run of
+        # "data: " events from the start of its buffer: anything else there stops it for good.
+        assert _as_google_sdk_reads(raw) == (reading.events, b""), raw
+    assert b"x_rescued_from" not in raw  # an OpenAI chunk's mark, not this surface's
+    assert len(upstream.requests) == 2
+    assert upstream.requests[1].json["messages"][1] == {"role": "assistant", "content": "The quick brown fox"}
+    status = admin.get("/status").json()["rescues"][0]
+    assert (status["request_id"], status["outcome"], status["by"]) == (headers["x-request-id"], "rescued", "B/m")
+
+
+def test_the_ollama_surface_is_rescued_with_no_keep_alive_byte(gateway, admin, pair, upstream, rescue_on):
+    surface = OllamaChat()
+    upstream.queue(cut_after("The quick brown", " fox"), finishing(" jumps over", " the lazy dog."))
+
+    raw, headers = _rescued_through(gateway, surface)
+
+    assert b"keep-alive" not in raw and not raw.startswith(b":") and b"\n:" not in raw, raw
+    lines = raw.decode().split("\n")
+    assert lines[-1] == "" and all(lines[:-1]), raw  # newline-terminated lines, none blank
+    parsed = [json.loads(line) for line in lines[:-1]]  # every line is JSON
+    assert all(isinstance(line, dict) and "error" not in line for line in parsed), raw
+    reading = surface.read_stream(raw)
+    assert reading.text == "The quick brown fox jumps over the lazy dog.", raw
+    assert reading.finished and reading.error is None and reading.stop == "stop", raw
+    assert reading.problems == [], (reading.problems, raw)
+    assert parsed[-1]["done"] is True and [line["done"] for line in parsed].count(True) == 1
+    status = admin.get("/status").json()["rescues"][0]
+    assert (status["request_id"], status["outcome"], status["by"]) == (headers["x-request-id"], "rescued", "B/m")
