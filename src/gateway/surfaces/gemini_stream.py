@@ -181,6 +181,11 @@ class GeminiStream(DecodedStream):
             out.append("]")
         return "".join(out).encode()
 
+    def keep_alive(self) -> bytes:
+        """Nothing: Google's SDK (@google/genai, in Gemini CLI) reads its stream as a run of
+        ``data:`` events and stops for good at anything else, an SSE comment included."""
+        return b""
+
     def fail(self, message: str, code: str = "stream_interrupted") -> bytes:  # noqa: ARG002 - the pass-through's
         if self._done:
             return b""
