@@ -57,15 +57,6 @@ class StreamWatch:
         self._tail = b""
 
     @property
-    def complete(self) -> bool:
-        """A ``finish_reason`` or ``[DONE]`` was handed on."""
-        return self._decoder.finished
-
-    @property
-    def done(self) -> bool:
-        return self._decoder.done
-
-    @property
     def id(self) -> str:
         return self._decoder.id
 
@@ -93,9 +84,8 @@ class StreamWatch:
             return b""
         whole, self._tail = buffer[: end + 2], buffer[end + 2 :]
         events = self._decoder.feed(whole)
-        for index, event in enumerate(events):
+        for event in events:
             if isinstance(event, UpstreamError):
-                self._note(events[:index])
                 return self._hold(whole, event.message)
         self._note(events)
         return whole
@@ -129,6 +119,8 @@ class StreamWatch:
                 before = b"".join(p + _BLANK for p in parts[:index])
                 self.held = whole[len(before) :] + self._tail
                 self._tail = b""
+                # Only what is handed on was sent: not the text of the event that reported the error.
+                self._note(ChatStreamDecoder().feed(before))
                 return before
         self.held = whole + self._tail  # not reached: the decoder found the error in one of them
         self._tail = b""
@@ -152,6 +144,7 @@ class Continuation:
         self.refused: SeamRefusal | None = None
         self.error: str | None = None  # the rescue stream's own in-band error
         self._usage: Usage | None = None
+        self._usage_said = False
 
     @property
     def failed(self) -> bool:
@@ -164,11 +157,6 @@ class Continuation:
     @property
     def done(self) -> bool:
         return self._decoder.done and not self.failed
-
-    @property
-    def trimmed(self) -> int:
-        """Characters of the continuation dropped at the seam as repeats of the partial."""
-        return 0 if self._seam is None else self._seam.trimmed
 
     @property
     def usage(self) -> Tokens | None:
@@ -189,15 +177,26 @@ class Continuation:
         for event in self._decoder.feed(data):
             if not self._event(event, out):
                 return "".join(out).encode()  # what was joined before the failure
-        if self._decoder.done and not done:
-            self._close_seam(out)
-            if not self.failed and (tokens := self.usage) is not None:
-                out.append(self._chunk([], usage=_usage_json(tokens)))
+        if self._decoder.done and not done and self._close_seam(out):
+            self._say_usage(out)
             out.append("data: [DONE]\n\n")
         return "".join(out).encode()
 
     def close(self) -> bytes:
-        return self.feed(_BLANK) if not self.failed else b""
+        """The end of the rescue's stream: a last event without its blank line, and the summed
+        usage of an answer that finished without ``[DONE]``."""
+        out = self.feed(_BLANK) if not self.failed else b""
+        if self.complete and not self._usage_said:
+            said: list[str] = []
+            self._say_usage(said)
+            out += "".join(said).encode()
+        return out
+
+    def _say_usage(self, out: list[str]) -> None:
+        """The usage chunk, summing both attempts, once the rescue stated its usage."""
+        if not self._usage_said and (tokens := self.usage) is not None:
+            self._usage_said = True
+            out.append(self._chunk([], usage=_usage_json(tokens)))
 
     def _event(self, event: Event, out: list[str]) -> bool:
         """Add ``event``'s chunk to ``out``; False once the continuation failed."""

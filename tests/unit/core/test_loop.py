@@ -480,12 +480,15 @@ class KeyedUpstream(Upstream):
 def keyed_run(
     providers: list[Provider], script: dict[Any, list[Any]], model: str | None = None, *,
     state: RouterState | None = None, now: int = T0, settings: Settings = DEFAULTS,
+    avoid_keys: frozenset[int] = frozenset(),
 ) -> tuple[LoopResult, KeyedUpstream, RouterState, FakeClock]:
     state = state or RouterState()
     clock = FakeClock(now)
     upstream = KeyedUpstream(clock, script)
     chain = build_chain(providers, model, state, clock.now)
-    result = asyncio.run(run_loop(chain, upstream, settings=settings, state=state, clock=clock.clock))
+    result = asyncio.run(
+        run_loop(chain, upstream, settings=settings, state=state, clock=clock.clock, avoid_keys=avoid_keys)
+    )
     return result, upstream, state, clock
 
 
@@ -661,3 +664,51 @@ def test_the_all_cooled_message_names_a_key_only_when_its_provider_has_several()
     assert isinstance(result, Exhausted) and result.status == 429
     assert "p1: credit" in result.message and "p1#101" not in result.message
     assert "p2#201: credit" in result.message and "p2#202: credit" in result.message
+
+
+# --- Keys to avoid (a rescue's, SPEC §16) -------------------------------------------------------
+
+
+def test_an_avoided_key_is_not_used_and_another_key_of_its_provider_serves():
+    providers = [provider(1, keys=3), provider(2)]
+
+    result, upstream, state, clock = keyed_run(providers, {1: [ok()], 2: [ok()]}, avoid_keys=frozenset({101}))
+
+    assert isinstance(result, Served) and result.candidate.key is not None
+    assert (result.candidate.provider.id, result.candidate.key.id) == (1, 102)
+    assert upstream.keys == [102]
+    assert not state.ledger.is_cooling(1, "m", clock.now, providers[0].keys)  # avoided, not cooled
+
+
+def test_an_avoided_key_is_not_tried_when_its_siblings_fail():
+    providers = [provider(1, keys=3), provider(2)]
+    script = {102: [http(429)], 103: [http(429)], 1: [ok()], 2: [ok()]}
+
+    result, upstream, *_ = keyed_run(providers, script, avoid_keys=frozenset({101}))
+
+    assert 101 not in upstream.keys
+    assert isinstance(result, Served) and result.candidate.provider.id == 2
+
+
+def test_a_provider_whose_only_key_is_avoided_is_skipped():
+    providers = [provider(1), provider(2)]
+
+    result, upstream, state, clock = keyed_run(providers, {1: [ok()], 2: [ok()]}, avoid_keys=frozenset({101}))
+
+    assert isinstance(result, Served) and result.candidate.provider.id == 2
+    assert upstream.keys == [201]
+    assert not state.ledger.is_cooling(1, "m", clock.now, providers[0].keys)
+
+
+def test_avoiding_every_key_serves_nothing_and_tries_nothing():
+    result, upstream, *_ = keyed_run([provider(1), provider(2)], {1: [ok()], 2: [ok()]},
+                                     avoid_keys=frozenset({101, 201}))  # fmt: skip
+
+    assert isinstance(result, Exhausted)
+    assert upstream.keys == []
+
+
+def test_avoiding_no_key_changes_nothing():
+    result, upstream, *_ = keyed_run([provider(1, keys=2)], {1: [ok()]}, avoid_keys=frozenset())
+
+    assert isinstance(result, Served) and upstream.keys == [101]

@@ -11,11 +11,14 @@ from gateway.core.rescue import (
     Fault,
     Method,
     Refusal,
+    RescueLog,
+    RescueRecord,
     Streamed,
     continue_instruction,
     eligibility,
     plan_rescue,
     prefill_of,
+    request_refusal,
     rescue_enabled,
 )
 
@@ -259,3 +262,96 @@ def test_the_quote_is_bounded_for_text_without_spaces():
     quoted = instruction.split('"')[1]
 
     assert quoted == "…" + partial[-rules.RESCUE_QUOTE_MAX_CHARS :]
+
+
+# --- Before the stream: what the request alone decides --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("enabled", "body", "refusal"),
+    [
+        pytest.param(False, BODY, Refusal.OFF, id="off"),
+        pytest.param(True, {**BODY, "stream": False}, Refusal.NOT_STREAMED, id="not-streamed"),
+        pytest.param(True, {k: v for k, v in BODY.items() if k != "stream"}, Refusal.NOT_STREAMED, id="no-stream"),
+        pytest.param(True, {**BODY, "n": 3}, Refusal.SEVERAL_CHOICES, id="several-choices"),
+        pytest.param(True, {**BODY, "tool_choice": "required"}, Refusal.FORCED_TOOL, id="tool-required"),
+        pytest.param(True, {**BODY, "tool_choice": {"type": "function", "function": {"name": "f"}}},
+                     Refusal.FORCED_TOOL, id="tool-named"),  # fmt: skip
+        pytest.param(True, {**BODY, "response_format": {"type": "json_schema", "json_schema": {}}},
+                     Refusal.STRUCTURED, id="json-schema"),  # fmt: skip
+        pytest.param(False, {**BODY, "stream": False, "tool_choice": "required"}, Refusal.OFF, id="off-first"),
+        pytest.param(True, {**BODY, "n": 2, "tool_choice": "required"}, Refusal.SEVERAL_CHOICES, id="order"),
+        pytest.param(True, {**BODY, "tool_choice": "required", "response_format": {"type": "json_object"}},
+                     Refusal.FORCED_TOOL, id="tool-before-json"),  # fmt: skip
+    ],
+)
+def test_the_request_alone_refuses_a_rescue(enabled, body, refusal):
+    assert request_refusal(enabled, body) == refusal
+    # The same refusal as once the stream broke, whatever it carried.
+    assert eligibility(enabled, body, streamed(), Fault.CUT).reason == refusal
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(BODY, id="plain"),
+        pytest.param({**BODY, "n": 1, "tool_choice": "auto", "response_format": {"type": "text"}}, id="unforced"),
+    ],
+)
+def test_a_request_that_may_be_rescued_has_no_refusal(body):
+    assert request_refusal(True, body) is None
+
+
+def test_the_request_refusal_ignores_what_only_the_stream_can_tell():
+    # Length, content filter, a tool call started, a gateway fault: none is known before the
+    # stream, so none refuses the request itself.
+    assert request_refusal(True, BODY) is None
+    assert eligibility(True, BODY, streamed(finish_reason="length"), Fault.CUT).reason == Refusal.LENGTH
+
+
+# --- Said: the admin status's record of rescues --------------------------------------------
+
+
+def _record(n: int) -> RescueRecord:
+    return RescueRecord(at_ms=n, request_id=f"req-{n}", cut="p1/m", fault="cut", outcome="rescued",
+                        by="p2/m", method="prefix", wait_ms=10 * n)  # fmt: skip
+
+
+def test_the_rescue_log_shows_the_newest_first():
+    log = RescueLog()
+    for n in range(3):
+        log.add(_record(n))
+
+    assert [r.at_ms for r in log.recent()] == [2, 1, 0]
+
+
+def test_the_rescue_log_keeps_only_the_last_rescues():
+    log = RescueLog()
+    for n in range(rules.RESCUES_KEPT + 5):
+        log.add(_record(n))
+
+    recent = log.recent()
+    assert len(recent) == rules.RESCUES_KEPT
+    assert recent[0].at_ms == rules.RESCUES_KEPT + 4
+    assert recent[-1].at_ms == 5
+
+
+def test_an_empty_rescue_log_is_an_empty_list():
+    assert RescueLog().recent() == []
+
+
+def test_the_recent_list_is_a_copy():
+    log = RescueLog()
+    log.add(_record(1))
+    log.recent().clear()
+
+    assert len(log.recent()) == 1
+
+
+def test_a_rescue_record_reads_as_json_with_every_field():
+    record = RescueRecord(5, None, "p1/m", "stalled", "refused", reason=str(Refusal.TOOL_CALL))
+
+    assert record.json() == {
+        "at_ms": 5, "request_id": None, "cut": "p1/m", "fault": "stalled", "outcome": "refused",
+        "reason": "a tool call had started", "by": None, "method": None, "trail": None, "wait_ms": None,
+    }  # fmt: skip
