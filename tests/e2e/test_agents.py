@@ -19,6 +19,7 @@ import re
 import secrets
 import shlex
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,9 +27,10 @@ import pytest
 from playwright.sync_api import Page
 
 from support.answers import answer
-from support.brain import ToolBrain, read_file_calls, tool_results
+from support.brain import ToolBrain, pending_results, read_file_calls, tool_results
 from support.browser import connect_snippets, login
 from support.runtime import NODE_BIN
+from support.upstream import Json, Recorded, Sse, chunk, delta_chunk
 
 MODEL = "fake-model"
 AGENT_TIMEOUT_S = 120
@@ -284,3 +286,158 @@ def test_codex_connects_with_the_panels_instructions(talker, panel, gateway, ups
     config = (workspace.home / SNIPPET_FILES["connect.codexFile"]).read_text()
     assert "model_context_window = 131072" in config
     assert not MODEL_WARNINGS.search(done.stdout + CODEX_METADATA_NOTE.sub("", done.stderr)), done.stderr
+
+
+# --- a stream cut mid-answer, rescued (SPEC §16) -------------------------------------------------
+#
+# The agent reads note.txt as above; its answer turn is streamed by provider A, which resets the
+# connection after a few words. With rescue on for the agent's own client (a named client with
+# ``stream_rescue`` true), provider B (another key, so the fake tells the two apart) finishes the
+# text. The user must notice nothing: the whole answer once, exit 0, no error and no reconnect, and
+# the agent asked for that turn only once. Each agent is allowed one retry (their defaults allow
+# several), so without rescue the same cut shows as a retry or an error: the contrast test below.
+
+RESCUE_KEY = "sk-fake-rescuer-key-9876543210"
+AGENTS = ("claude", "codex", "gemini")
+# What an agent says when a stream broke and it asks again, or gives up.
+DISTRESS = re.compile(r"reconnect|retry|retrying|stream_interrupted|stream disconnected|error|interrupted", re.I)
+
+
+class CutAnswer:
+    """The upstream behind both providers: tool call and answers as ``ToolBrain`` decides, except
+    that the first answer turn (the request carrying the tool result) is streamed as ``head`` and
+    then a connection reset; provider B (key ``RESCUE_KEY``) answers with the ``rest``. An answer
+    turn asked again (the agent's own retry) gets the whole answer."""
+
+    def __init__(self, brain: ToolBrain, head: str, rest: str) -> None:
+        self.brain = brain
+        self.head = head
+        self.rest = rest
+        self.cut = False
+        self.answer_turns: list[Recorded] = []  # the agent's requests carrying the tool result
+        self.rescues: list[Recorded] = []
+
+    def __call__(self, request: Recorded) -> Json | Sse:
+        body = request.json
+        model = body.get("model") or MODEL
+        if request.key == RESCUE_KEY:
+            self.rescues.append(request)
+            return answer(model, stream=body.get("stream") is True, text=self.rest)
+        if pending_results(body.get("messages") or []):
+            self.answer_turns.append(request)
+            if not self.cut and body.get("stream") is True:
+                self.cut = True
+                words = self.head.split(" ")
+                pieces = [words[0], *(f" {w}" for w in words[1:])]
+                return Sse([delta_chunk(model, {"role": "assistant", "content": ""}),
+                            *(chunk(model, piece) for piece in pieces)], done=False, reset=True)
+        return self.brain(request)
+
+
+@pytest.fixture
+def cut_answer(add_provider, upstream, workspace) -> CutAnswer:
+    add_provider(name="A", priority=1, models=[MODEL])
+    add_provider(name="B", priority=2, models=[MODEL], api_key=RESCUE_KEY)
+    head, rest = "The note says the", f" password is {workspace.secret}, and nothing else."
+    scripted = CutAnswer(ToolBrain(read_file_calls(str(workspace.note)), reply=head + rest), head, rest)
+    upstream.answer_always(scripted)
+    return scripted
+
+
+def agent_client(admin, stream_rescue: bool) -> str:
+    """A named client for the agent, with rescue on or off for itself; its token."""
+    made = admin.post("/clients", json={"name": "agent", "stream_rescue": stream_rescue})
+    assert made.status_code == 201, made.text
+    return made.json()["token"]
+
+
+# Each agent's front door at the gateway, as its request log line names it (no query string).
+AGENT_PATHS = {
+    "claude": "/v1/messages",
+    "codex": "/v1/responses",
+    "gemini": f"/v1beta/models/{MODEL}:streamGenerateContent",
+}
+
+
+def launch(agent: str, gateway_url: str, token: str, workspace: Workspace) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run ``agent`` on TASK as the tests above do, allowed one retry; its exit and its answer text."""
+    if agent == "claude":
+        env = {
+            "ANTHROPIC_BASE_URL": gateway_url, "ANTHROPIC_AUTH_TOKEN": token, "ANTHROPIC_MODEL": MODEL,
+            "ANTHROPIC_DEFAULT_HAIKU_MODEL": MODEL, "ANTHROPIC_DEFAULT_SONNET_MODEL": MODEL,
+            "ANTHROPIC_DEFAULT_OPUS_MODEL": MODEL, **OFFLINE_ENV, "CLAUDE_CODE_MAX_RETRIES": "1",
+        }
+        done = run_agent(["claude", "-p", TASK, "--allowedTools", "Read", "--max-turns", "4",
+                          "--output-format", "json"], workspace, env)
+        try:
+            return done, json.loads(done.stdout)["result"]
+        except (ValueError, KeyError):
+            return done, done.stdout
+    if agent == "codex":
+        codex_home = workspace.home / ".codex"
+        codex_home.mkdir()
+        config = CODEX_CONFIG.format(model=MODEL, base_url=f"{gateway_url}/v1")
+        (codex_home / "config.toml").write_text(config.replace("stream_max_retries = 0", "stream_max_retries = 1"))
+        done = run_agent(["codex", "exec", "--skip-git-repo-check", "--ephemeral", "-C", str(workspace.dir), TASK],
+                         workspace, {"CODEX_HOME": str(codex_home), "FLLMAPI_TOKEN": token})
+        return done, done.stdout
+    settings = workspace.home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({**GEMINI_SETTINGS, "general": {**GEMINI_SETTINGS["general"], "maxAttempts": 2}}))
+    done = run_agent(["gemini", "-p", TASK, "-m", MODEL], workspace,
+                     {"GOOGLE_GEMINI_BASE_URL": gateway_url, "GEMINI_API_KEY": token})
+    return done, done.stdout
+
+
+def request_lines(gateway, since: int, path: str, until: str) -> list[str]:
+    """The gateway's request log lines for ``path`` written after offset ``since``, once one of
+    them holds ``until`` (a line is written when its stream has ended; workerd's crosses a pipe),
+    or after a few seconds."""
+    deadline = time.monotonic() + 10
+    while True:
+        lines = [line for line in gateway.log()[since:].splitlines()
+                 if "[request] POST " in line and line.split("[request] POST ", 1)[1].startswith(f"{path} ")]
+        if any(until in line for line in lines) or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)  # polling the log for the line
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_an_answer_cut_mid_stream_is_finished_unnoticed(agent, gateway, admin, upstream, cut_answer, workspace):
+    token = agent_client(admin, stream_rescue=True)
+    since = len(gateway.log())
+    full = cut_answer.head + cut_answer.rest
+
+    done, said = launch(agent, gateway.url, token, workspace)
+
+    lines = request_lines(gateway, since, AGENT_PATHS[agent], until="rescued by B/")
+    why = (f"{explain(done, cut_answer.brain)}\nanswer turns asked: {len(cut_answer.answer_turns)}, "
+           f"rescues asked: {len(cut_answer.rescues)}\ngateway log: {lines}")
+    assert done.returncode == 0, why
+    assert said.count(full) == 1, why
+    assert said.count(cut_answer.head) == 1 and said.count(workspace.secret) == 1, why  # no word twice
+    assert not DISTRESS.search(said), why
+    assert not re.search(r"reconnect|stream disconnected|stream_interrupted", done.stdout + done.stderr, re.I), why
+    assert any(workspace.secret in result for result in tool_results(upstream.requests)), why
+    # Rescued: B was asked once, with the partial answer; the agent asked for the answer once.
+    assert len(cut_answer.rescues) == 1, why
+    assert cut_answer.head in cut_answer.rescues[0].body.decode()
+    assert len(cut_answer.answer_turns) == 1, why
+    assert len([line for line in lines if "rescued by B/" in line]) == 1, lines
+    assert len(lines) == 2, lines  # the tool call's turn and the answer's: no retry reached the gateway
+
+
+# Seen without rescue (Claude Code 2.1.328, Codex 0.169.0, Gemini CLI 0.61.0): Claude Code asks the
+# answer again, unstreamed; Codex prints "ERROR: Reconnecting... 1/1" and asks again; Gemini CLI asks
+# again and shows the cut words twice ("The note says theThe note says the password …").
+@pytest.mark.parametrize("agent", AGENTS)
+def test_without_rescue_the_same_cut_is_noticed(agent, gateway, admin, upstream, cut_answer, workspace):
+    token = agent_client(admin, stream_rescue=False)
+
+    done, said = launch(agent, gateway.url, token, workspace)
+
+    why = explain(done, cut_answer.brain)
+    assert cut_answer.rescues == [], why
+    retried = len(cut_answer.answer_turns) > 1
+    failed = done.returncode != 0 or said.count(cut_answer.head + cut_answer.rest) != 1
+    assert retried or failed, why

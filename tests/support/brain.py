@@ -18,7 +18,7 @@ from typing import Any
 from support.answers import Call, answer
 from support.upstream import Json, Recorded, Sse
 
-__all__ = ["ToolBrain", "offered_tools", "read_file_calls", "tool_results"]
+__all__ = ["ToolBrain", "offered_tools", "pending_results", "read_file_calls", "tool_results"]
 
 
 def read_file_calls(path: str) -> dict[str, dict[str, Any]]:
@@ -49,7 +49,7 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def _pending_results(messages: list[dict[str, Any]]) -> list[str]:
+def pending_results(messages: list[dict[str, Any]]) -> list[str]:
     """The tool results after the last assistant message (the gateway may put a user message of the
     same turn after them)."""
     results = []
@@ -90,7 +90,7 @@ class ToolBrain:
         stream = body.get("stream") is True
         offered = offered_tools(body)
         self.asked.append(offered)
-        results = _pending_results(body.get("messages") or [])
+        results = pending_results(body.get("messages") or [])
         if results:
             return answer(model, stream=stream, text=self.reply.format(result="\n".join(results)), pieces=self.pieces)
         known = [name for name in offered if _bare(name) in self.calls]
