@@ -40,13 +40,13 @@ def finish(call: Call) -> None:
         ended(call)
 
 
-def ended(call: Call, cut: bool = False, broken: bool = False) -> None:
+def ended(call: Call, cut: bool = False, broken: bool = False, rescued: bool = False) -> None:
     """End ``call``'s count (``Visit.end``), then write the book when due."""
     counted = call.visit
     if counted is None:
         return
     try:
-        counted.end(isolate.now_ms(), cut, broken)
+        counted.end(isolate.now_ms(), cut, broken, rescued)
         if isolate.current().usage.due(isolate.now_ms()):
             # Not started eagerly: the batch is built after the answer was handed back.
             call.ctx.waitUntil(asyncio.ensure_future(flush(call.env.DB)))
@@ -66,10 +66,10 @@ def stream_ended(call: Call, head: bytes) -> StreamEnd:
     to it)."""
     event_bytes = first_event_bytes(head)
 
-    def end(tokens: Tokens | None, stream_bytes: int, failed: bool) -> None:
+    def end(tokens: Tokens | None, stream_bytes: int, failed: bool, rescued: bool = False) -> None:
         if call.visit is not None:
             call.visit.report(tokens, estimate_output(stream_bytes, event_bytes))
-        ended(call, cut=failed)
+        ended(call, cut=failed or rescued, rescued=rescued)
 
     return end
 

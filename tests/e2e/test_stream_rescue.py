@@ -5,12 +5,17 @@ seam or a second cut ends with the surface's error; with rescue off nothing chan
 from __future__ import annotations
 
 import json
+import re
+import socket
+import struct
 import threading
+import time
 
 import httpx
 import pytest
 
 from support.runtime import logged
+from support.surfaces import Anthropic, Gemini, OllamaChat, Responses, Surface
 from support.upstream import Sse, chunk, delta_chunk
 
 STREAM = {"model": "m", "messages": [{"role": "user", "content": "Tell me about the fox."}], "stream": True}
@@ -235,10 +240,6 @@ def test_the_anthropic_surface_is_rescued(gateway, admin, pair, upstream, rescue
 # of the protocol. The SSE surfaces carry the keep-alive comment sent while the rescue was asked;
 # NDJSON has no comment, so Ollama's stream holds no keep-alive byte, and every line is JSON.
 
-import re  # noqa: E402
-
-from support.surfaces import Gemini, OllamaChat, Responses, Surface  # noqa: E402
-
 
 def _rescued_through(gateway, surface: Surface) -> tuple[bytes, dict[str, str]]:
     """Ask ``surface`` for a streamed answer that A cuts and B finishes; the raw stream, the headers."""
@@ -323,3 +324,138 @@ def test_the_ollama_surface_is_rescued_with_no_keep_alive_byte(gateway, admin, p
     assert parsed[-1]["done"] is True and [line["done"] for line in parsed].count(True) == 1
     status = admin.get("/status").json()["rescues"][0]
     assert (status["request_id"], status["outcome"], status["by"]) == (headers["x-request-id"], "rescued", "B/m")
+
+
+# --- the edges a review found ------------------------------------------------------------------
+
+
+class HalfEventUpstream:
+    """An upstream on a raw socket that sends one whole event and half of the next, then resets
+    the connection: the cut falls inside an event."""
+
+    def __init__(self) -> None:
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self.base_url = f"http://127.0.0.1:{self._socket.getsockname()[1]}/v1"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        conn, _ = self._socket.accept()
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += conn.recv(65536)
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+        while len(body) < length:
+            body += conn.recv(65536)
+        whole = b"data: " + json.dumps(chunk("m", "The quick brown fox")).encode() + b"\n\n"
+        half = (b"data: " + json.dumps(chunk("m", " jumps over the lazy dog")).encode())[:60]
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+        for part in (whole, half):
+            conn.sendall(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # a reset
+        conn.close()
+        self._socket.close()
+
+
+def test_a_cut_inside_an_event_leaves_no_broken_json_before_the_rescue(api, add_provider, upstream, rescue_on):
+    add_provider(name="A", priority=1, models=["m"], base_url=HalfEventUpstream().base_url)
+    add_provider(name="B", priority=2, models=["m"])
+    upstream.queue(finishing(" jumps."))
+
+    _, events, _ = read(api)
+
+    assert text_of(events) == "The quick brown fox jumps."  # text_of parses every event as JSON
+    assert events[-1] == "[DONE]"
+
+
+def test_no_rescue_once_a_legacy_function_call_started(api, admin, pair, upstream, rescue_on):
+    functions = [{"name": "weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+    call = {"name": "weather", "arguments": ""}
+    upstream.queue(Sse([delta_chunk("m", {"role": "assistant", "content": None, "function_call": call}),
+                        delta_chunk("m", {"function_call": {"arguments": '{"ci'}})], **CUT))
+
+    _, events, _ = read(api, {**STREAM, "functions": functions})
+
+    assert json.loads(events[-1])["error"]["code"] == "stream_interrupted"
+    assert len(upstream.requests) == 1
+    assert admin.get("/status").json()["rescues"][0]["reason"] == "a tool call had started"
+
+
+RESCUER_KEY = "sk-rescuer-key-0123456789abcdef"
+
+
+def failing_rescue(upstream) -> None:
+    """A is cut; B's rescue sends a word, then an error that echoes B's key."""
+    upstream.queue(
+        cut_after("The quick brown", " fox"),
+        Sse([chunk("m", " jumps"), {"error": {"message": f"invalid api key {RESCUER_KEY}", "code": 401}}], done=False),
+    )
+
+
+def test_a_failed_rescue_ends_chat_with_the_error_and_never_shows_the_rescuers_key(gateway, api, add_provider, upstream,
+                                                                                   rescue_on):
+    add_provider(name="A", priority=1, models=["m"])
+    add_provider(name="B", priority=2, models=["m"], api_key=RESCUER_KEY)
+    failing_rescue(upstream)
+
+    response, events, _ = read(api)
+
+    assert text_of(events[:-1]) == "The quick brown fox jumps"
+    assert json.loads(events[-1])["error"]["type"] == "stream_error"
+    assert "[DONE]" not in events and RESCUER_KEY not in "".join(events)
+    assert logged(gateway, f"stream failed: cut (via A/m, request {response.headers['x-request-id']})")
+    assert RESCUER_KEY not in gateway.log()
+
+
+@pytest.mark.parametrize("surface", [Anthropic(), Responses(), Gemini(), OllamaChat()], ids=lambda s: s.id)
+def test_a_failed_rescue_ends_every_surface_with_its_error(gateway, add_provider, upstream, rescue_on, surface):
+    add_provider(name="A", priority=1, models=["m"])
+    add_provider(name="B", priority=2, models=["m"], api_key=RESCUER_KEY)
+    failing_rescue(upstream)
+
+    raw, _ = _rescued_through(gateway, surface)
+
+    assert RESCUER_KEY.encode() not in raw
+    reading = surface.read_stream(raw if isinstance(surface, OllamaChat) else _without_comments(raw)[0])
+    assert reading.text == "The quick brown fox jumps"
+    assert not reading.finished and reading.error is not None, raw
+
+
+def test_the_usage_chunk_is_said_once_and_sums_both_attempts(api, pair, upstream, rescue_on):
+    usage = {"id": "chatcmpl-b", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [],
+             "usage": {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}}
+    upstream.queue(Sse([chunk("m", "The quick brown"), {**usage, "usage": {"prompt_tokens": 90, "completion_tokens": 3}}],
+                       **CUT),
+                   Sse([chunk("m", " fox."), chunk("m", None, "stop"), usage]))
+
+    _, events, _ = read(api, {**STREAM, "stream_options": {"include_usage": True}})
+
+    usages = [parsed["usage"] for e in events if e != "[DONE]" and (parsed := json.loads(e)).get("usage")]
+    assert usages[-1] == {"prompt_tokens": 190, "completion_tokens": 10, "total_tokens": 200}
+    assert len([u for u in usages if u["prompt_tokens"] == 190]) == 1
+
+
+def test_a_rescue_is_counted_in_the_usage_with_the_rescues_failed_attempts(gateway, api, admin, add_provider, upstream,
+                                                                           rescue_on):
+    # A fresh hour on the Worker's clock: this test's buckets hold only its own traffic.
+    hour_ms = 3_600_000
+    now = gateway.advance_clock(hour_ms - gateway.now_ms() % hour_ms + 1_000)
+    add_provider(name="A", priority=1, models=["m"])
+    add_provider(name="B", priority=2, models=["m"])
+    add_provider(name="C", priority=3, models=["m"])
+    # A is cut; the rescue's first candidate (B) fails before its first event, C finishes.
+    upstream.queue(cut_after("The quick brown"), Sse([], done=False), finishing(" fox."))
+
+    _, events, _ = read(api)
+
+    assert text_of(events) == "The quick brown fox."
+    # The request is counted when its relay ends, which may land after the caller read the end.
+    deadline = time.monotonic() + 10
+    while True:
+        report = admin.get("/usage", params={"by": "provider", "from": now - now % hour_ms}).json()
+        counts = {g["group"]: (g["requests"], g["successes"], g["streams_cut"], g["rescues"], g["errors"])
+                  for g in report["groups"]}
+        if "A" in counts or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)  # polling the usage report for the request's count
+    assert counts == {"A": (1, 1, 1, 1, {}), "B": (0, 0, 0, 0, {"invalid_stream": 1})}

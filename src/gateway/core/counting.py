@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from gateway.core import rules
 from gateway.core.classify import FailureKind, error_message, redact
 from gateway.core.outcome import CallerError, LoopResult, Served
-from gateway.core.trail import TrailEntry
+from gateway.core.trail import Trail, TrailEntry
 from gateway.core.usage import BucketKey, Event, UsageBook, hour_of
 
 __all__ = [
@@ -198,8 +198,7 @@ class Visit:
 
     def routed(self, result: LoopResult, asked: str | None, now_ms: int) -> None:
         book, client, surface = self._book, self._client, self.surface
-        for entry in result.trail:
-            _count_failure(book, client, surface, entry)
+        self.failed(result.trail)
         if isinstance(result, Served | CallerError):
             candidate = result.candidate
             key_id = candidate.key.id if candidate.key is not None else 0
@@ -216,14 +215,20 @@ class Visit:
             asked = (asked or "auto")[:MODEL_MAX_CHARS]
             self._key = BucketKey(hour_of(now_ms), client, 0, 0, asked, surface)
 
+    def failed(self, trail: Trail) -> None:
+        """Count the failed attempts of ``trail`` (the routing's, or a rescue's, SPEC §16)."""
+        for entry in trail:
+            _count_failure(self._book, self._client, self.surface, entry)
+
     def report(self, tokens: Tokens | None, output_estimate: int = 0) -> None:
         """What the answer says of its tokens (None: nothing; then ``output_estimate``), for ``end``."""
         self._reported = (tokens, output_estimate)
 
-    def end(self, now_ms: int, cut: bool = False, broken: bool = False) -> None:
+    def end(self, now_ms: int, cut: bool = False, broken: bool = False, rescued: bool = False) -> None:
         """Count the request with its reported tokens (else the input estimate and the output
-        estimate reported); ``cut``: its stream ended with an error of the relay's; ``broken``: the
-        answer served could not be used (not a success)."""
+        estimate reported); ``cut``: its stream broke (ended with an error of the relay's, or was
+        rescued); ``rescued``: another candidate finished it (SPEC §16); ``broken``: the answer
+        served could not be used (not a success)."""
         if self._ended or self._key is None:
             return
         self._ended = True
@@ -239,6 +244,7 @@ class Visit:
             errors["caller_error"] = errors.get("caller_error", 0) + 1
         else:
             tally.streams_cut += cut
+            tally.rescues += rescued
             tokens, output_estimate = self._reported
             if tokens is not None:
                 tally.tokens_in += tokens.input

@@ -103,5 +103,5 @@ async def chat_completions(call: Call) -> JsResponse:
     result = await route(call, config, body, chat.model, chat.streaming, caller)
     rescue = None
     if isinstance(result, Served) and isinstance(result.handle, OpenedStream):
-        rescue = rescuer(config, data, chat.streaming, caller, result, input_estimate(body))
+        rescue = rescuer(call, config, data, chat.streaming, caller, result, input_estimate(body))
     return await answer(call, config, result, rescue)

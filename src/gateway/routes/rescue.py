@@ -25,12 +25,13 @@ from gateway.core.attempt import Candidate, Outcome
 from gateway.core.chain import build_chain
 from gateway.core.clients import Caller
 from gateway.core.config import Config
-from gateway.core.counting import Tokens, estimate_text
+from gateway.core.counting import Tokens, Visit, estimate_text
 from gateway.core.kinds import Kind
 from gateway.core.loop import run_loop
 from gateway.core.outcome import Served
 from gateway.core.rescue import Method, plan_rescue, request_refusal, rescue_enabled
 from gateway.core.trail import trail_header
+from gateway.routes import Call
 from gateway.routes.routing import routed_via
 from gateway.shell.stream import OpenedStream
 from gateway.upstream.openai import CHAT, send_upstream
@@ -56,8 +57,12 @@ class Rescuer:
     """One rescue for one routed stream (see the module doc). ``body``: the chat request as the
     upstream was sent it; ``served``: who sent the stream that may break."""
 
-    def __init__(self, config: Config, body: dict[str, Any], caller: Caller, served: Served, input_estimate: int) -> None:
+    def __init__(
+        self, config: Config, body: dict[str, Any], caller: Caller, served: Served, input_estimate: int,
+        visit: Visit | None,
+    ) -> None:
         self.body = body
+        self._visit = visit
         self._config = config
         self._caller = caller
         self._served = served
@@ -96,6 +101,8 @@ class Rescuer:
         result = await run_loop(
             chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK, avoid_keys=avoid
         )
+        if self._visit is not None:
+            self._visit.failed(result.trail)  # the rescue's failed attempts count as any (SPEC §17)
         if not isinstance(result, Served) or not isinstance(result.handle, OpenedStream):
             return None
         candidate = result.candidate
@@ -105,13 +112,14 @@ class Rescuer:
 
 
 def rescuer(
-    config: Config, body: dict[str, Any], stream: bool, caller: Caller, served: Served, input_estimate: int
+    call: Call, config: Config, body: dict[str, Any], stream: bool, caller: Caller, served: Served,
+    input_estimate: int,
 ) -> Rescuer | None:
-    """A ``Rescuer`` for the stream ``served`` answers ``body`` with, or None when rescue is off
-    for ``caller`` or cannot apply to the request."""
+    """A ``Rescuer`` for the stream ``served`` answers ``call``'s ``body`` with, or None when
+    rescue is off for ``caller`` or cannot apply to the request."""
     if not stream:
         return None
     enabled = rescue_enabled(bool(config.settings.stream_rescue), caller.stream_rescue)
     if request_refusal(enabled, body) is not None:
         return None
-    return Rescuer(config, body, caller, served, input_estimate)
+    return Rescuer(config, body, caller, served, input_estimate, call.visit)

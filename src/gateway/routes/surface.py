@@ -136,7 +136,7 @@ def _stream(
     secret = config.key_memo.plain(key) if key is not None else None
     opened = served.handle
     on_end = meter.stream_ended(call, opened.head)
-    rescue = rescuer(config, plan.chat, plan.stream, caller, served, input_estimate)
+    rescue = rescuer(call, config, plan.chat, plan.stream, caller, served, input_estimate)
     relay = TranslatedRelay(
         opened, config.settings.stream_stall_ms, headers[h.ROUTED_VIA], translator, secret, headers[h.REQUEST_ID], on_end,
         rescue,

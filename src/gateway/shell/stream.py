@@ -23,10 +23,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol
 
 import js
 from pyodide.ffi import to_js
@@ -53,8 +52,10 @@ _DRAIN_BYTES = 64 * 1024
 _NOTHING_YET = "nothing yet"
 
 # What a relay reports when its stream is over (the usage buckets, SPEC §17): the usage the stream
-# carried, its bytes read, and whether it failed.
-StreamEnd = Callable[[Tokens | None, int, bool], None]
+# carried, its bytes read, whether it failed, and (a rescuing relay, SPEC §16) whether it broke and
+# another candidate finished it.
+class StreamEnd(Protocol):
+    def __call__(self, tokens: Tokens | None, stream_bytes: int, failed: bool, rescued: bool = False) -> None: ...
 
 
 class StreamFailure(Enum):

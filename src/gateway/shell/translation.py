@@ -69,6 +69,7 @@ logger = logging.getLogger("fllmapi")
 
 # Why a rescue was not sent, when no candidate delivered a first event.
 _NO_RESCUER = "no other candidate could continue the answer"
+_CALLER_GONE = "the caller went away"
 
 # How long a batch of upstream bytes spans, at the stream's own pace (see the module doc).
 BATCH_MS = 250
@@ -124,6 +125,7 @@ class TranslatedRelay:
         self._progress = time.monotonic()  # when bytes last came from the upstream
         self._over = False  # the caller's side is closed, or the caller went away
         self._gone = False  # the caller went away
+        self._rescued = False  # the stream broke and a rescue finished it (SPEC §16)
         self._stalled = False
         self._upstream_failed = False
         self._relay_failed = False
@@ -134,7 +136,10 @@ class TranslatedRelay:
         # function that keeps it, not a Python proxy (a proxy as a stream's ``start`` crashes
         # Node 22's V8 in its deoptimizer once the code is warm).
         kept = js.Array.new()
-        self.readable = js.ReadableStream.new(plain({"start": kept.push.bind(kept)}))
+        # ``cancel`` likewise: the reason of a caller's cancel lands in ``_cancelled``.
+        self._cancelled = js.Array.new()
+        source = {"start": kept.push.bind(kept), "cancel": self._cancelled.push.bind(self._cancelled)}
+        self.readable = js.ReadableStream.new(plain(source))
         self._controller = kept[0]
         # The head (the prologue and the first event) goes at once, before the answer is returned.
         self._send(self._translate(opened.head))
@@ -160,7 +165,7 @@ class TranslatedRelay:
             self._send(self._ending())
         self._stop_upstream()
         if self._on_end is not None:
-            self._on_end(self._translator.usage, self._stream_bytes, self._failed)
+            self._on_end(self._translator.usage, self._stream_bytes, self._failed, self._rescued)
         await inbox_closer
 
     def _stop_upstream(self) -> None:
@@ -316,9 +321,16 @@ class TranslatedRelay:
         self._stop_upstream()
         broke = time.monotonic()
         self._send(self._translator.keep_alive())
+        if self._caller_gone():  # no one to finish the answer for (seen where a keep-alive was sent)
+            self._said("refused", fault, _CALLER_GONE)
+            return
         keeper = asyncio.ensure_future(self._keep_alive())
         try:
             rescued = await rescuer.open(watch.streamed.text)
+            if rescued is not None and self._caller_gone():
+                _close(rescued.opened)
+                self._said("failed", fault, _CALLER_GONE, rescued)
+                return
             if rescued is None:
                 self._said("failed", fault, _NO_RESCUER)
                 if watch.held:
@@ -337,11 +349,7 @@ class TranslatedRelay:
         if rescued.secret:
             self._secrets.append(rescued.secret.encode())
         partial = watch.streamed.text
-        before = self._rescuer.before(_tokens(watch), partial)
-        continuation = Continuation(partial, self._label, watch.id, rescued.model, int(time.time()), before)
         opened = rescued.opened
-        self._send_rescued(continuation.feed(opened.head))
-        self._stream_bytes += len(opened.head)
         progress = [time.monotonic()]
         stalled = [False]
 
@@ -355,13 +363,19 @@ class TranslatedRelay:
 
         watchdog = Later(self._stall_s / STALL_CHECKS, watch_stall)
         broken: str | None = None
+        ended = False  # the rescue's upstream closed its stream
         try:
+            before = self._rescuer.before(_tokens(watch), partial)
+            continuation = Continuation(partial, self._label, watch.id, rescued.model, int(time.time()), before)
+            self._send_rescued(continuation.feed(opened.head))
+            self._stream_bytes += len(opened.head)
             while not self._over and not continuation.failed and not continuation.done:
                 ok, result = await settled(opened.reader.read())
                 if not ok:
                     broken = "its stream stalled" if stalled[0] else "its stream failed"
                     break
                 if result.done:
+                    ended = True
                     self._send_rescued(continuation.close())
                     break
                 data = result.value.to_bytes()
@@ -370,9 +384,8 @@ class TranslatedRelay:
                 self._send_rescued(continuation.feed(data))
         finally:
             watchdog.cancel()
-            if not continuation.done:
-                unawaited(opened.reader.cancel())
-                opened.answer.abort()
+            if not ended:  # it may still be sending (after [DONE] too): stop it at its source
+                _close(opened)
         if not self._over and continuation.complete and self._translator.complete:
             # Finished without [DONE]: the surface's end, as for any stream that ends so.
             self._over = True
@@ -380,6 +393,7 @@ class TranslatedRelay:
         if self._gone:
             return
         if self._over and not continuation.failed:
+            self._rescued = True
             self._said("rescued", fault, None, rescued, wait_ms)
             log_rescue(fault, self._label, self._request_id, rescued)
             return
@@ -400,6 +414,10 @@ class TranslatedRelay:
         self._send(self._scrubbed(self._fail_with(failure, message)))
         self._over = True
         self._send(b"")
+
+    def _caller_gone(self) -> bool:
+        """The caller went away: an enqueue failed, or the caller's side was cancelled."""
+        return self._gone or self._cancelled.length > 0
 
     def _send_rescued(self, chunks: bytes) -> None:
         """The continuation's chunks through the translator; its end once the answer is done."""
@@ -441,6 +459,12 @@ class TranslatedRelay:
             logger.warning(
                 "stream not rescued: %s (via %s, request %s): %s", fault, self._label, self._request_id, reason
             )
+
+
+def _close(opened: OpenedStream) -> None:
+    """Stop an opened stream's upstream: its reader cancelled, its request aborted."""
+    unawaited(opened.reader.cancel())
+    opened.answer.abort()
 
 
 def _tokens(watch: StreamWatch) -> Tokens | None:

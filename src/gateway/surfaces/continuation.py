@@ -18,6 +18,7 @@ Pure: no I/O, no clock; ``created`` is given.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from gateway.core.counting import Tokens
@@ -39,6 +40,10 @@ from gateway.surfaces.contract import compact
 __all__ = ["Continuation", "StreamWatch"]
 
 _BLANK = b"\n\n"
+# A legacy function call (``functions``/``function_call``), which the chat decoder does not read:
+# as JSON escapes every quote inside a string, these bytes can only be the key (or the finish
+# reason that ends such a call).
+_LEGACY_CALL = b'"function_call"'
 
 
 def _normalized(data: bytes) -> bytes:
@@ -87,18 +92,22 @@ class StreamWatch:
         for event in events:
             if isinstance(event, UpstreamError):
                 return self._hold(whole, event.message)
-        self._note(events)
+        self._note(events, whole)
         return whole
 
     def close(self) -> bytes:
-        """The last event when it lacked its blank line (the stream has ended)."""
-        if not self._tail.strip() or self.error is not None:
-            return b""
+        """The last event when it lacked only its blank line (the stream has ended); half an
+        event, broken off inside a line, is dropped: handed on, it would reach the caller as
+        broken JSON."""
         tail, self._tail = self._tail, b""
+        if not tail.strip() or self.error is not None or not _whole_lines(tail):
+            return b""
         return self.feed(tail + _BLANK)
 
-    def _note(self, events: list[Event]) -> None:
+    def _note(self, events: list[Event], sent: bytes) -> None:
         streamed = self.streamed
+        if _LEGACY_CALL in sent:
+            streamed.tool_call = True
         for event in events:
             if isinstance(event, Text):
                 streamed.add_text(event.text)
@@ -120,11 +129,25 @@ class StreamWatch:
                 self.held = whole[len(before) :] + self._tail
                 self._tail = b""
                 # Only what is handed on was sent: not the text of the event that reported the error.
-                self._note(ChatStreamDecoder().feed(before))
+                self._note(ChatStreamDecoder().feed(before), before)
                 return before
         self.held = whole + self._tail  # not reached: the decoder found the error in one of them
         self._tail = b""
         return b""
+
+
+def _whole_lines(event: bytes) -> bool:
+    """Whether each data line of ``event`` is whole: ``[DONE]`` or a JSON value."""
+    for line in event.split(b"\n"):
+        if line.startswith(b"data:"):
+            data = line[5:].strip()
+            if data == b"[DONE]":
+                continue
+            try:
+                json.loads(data)
+            except ValueError:
+                return False
+    return True
 
 
 class Continuation:
@@ -171,6 +194,9 @@ class Continuation:
 
     def feed(self, data: bytes) -> bytes:
         if self.failed:
+            return b""
+        if _LEGACY_CALL in data:  # a call this reader would drop: the answer would lose it
+            self.error = "the rescue answered with a legacy function call"
             return b""
         out: list[str] = []
         done = self._decoder.done

@@ -200,3 +200,17 @@ def test_every_stated_count_is_a_whole_number_within_bounds():
     # The translators' and the Messages answer's counts come through here too (not only usage_of).
     assert Tokens.stated(-3, 10**40, True) == Tokens(0, TOKENS_MAX, 0)
     assert Tokens.stated(12, "7", 3) == Tokens(12, 0, 3)
+
+
+def test_a_rescued_stream_counts_as_cut_and_rescued_with_the_rescues_failed_attempts():
+    book = UsageBook()
+    visit = Visit(book, 0, "chat", T0, input_estimate=5)
+    visit.routed(served_by(), "m", T0)
+    visit.failed((failed(1, 101),))  # the rescue's own failed attempt (SPEC §16)
+    visit.report(Tokens(30, 12))
+    visit.end(T0 + 900, cut=True, rescued=True)
+
+    buckets = book.take(T0).buckets
+    serving = buckets[BucketKey(hour_of(T0), 0, 2, 201, "m", "chat")]
+    assert (serving.requests, serving.successes, serving.streams_cut, serving.rescues) == (1, 1, 1, 1)
+    assert buckets[BucketKey(hour_of(T0), 0, 1, 101, "m", "chat")].errors == {"rate_limited": 1}

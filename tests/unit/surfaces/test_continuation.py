@@ -633,3 +633,35 @@ def test_a_chat_client_reads_the_partial_then_the_rest_once_through_the_pass_thr
     assert relay.complete and relay.done
     assert relay.usage == Tokens(71, 17, 8)
     assert relay.fail("late") == b""
+
+
+# -- the edges a review found ----------------------------------------------------------------------
+
+
+def test_half_an_event_broken_off_inside_a_line_is_never_handed_on():
+    half = _chunk({"content": " under the bridge"})[:40]
+    watch, (out,) = _watch(CUT + half)
+
+    assert out == CUT and watch.ragged
+    assert watch.close() == b""  # handed on, it would reach the caller as broken JSON
+    assert watch.streamed.text == PARTIAL
+
+
+def test_a_legacy_function_call_counts_as_a_tool_call():
+    call = _chunk({"role": "assistant", "content": None, "function_call": {"name": "weather", "arguments": ""}})
+    watch, _ = _watch(call + _chunk({"function_call": {"arguments": '{"ci'}}))
+
+    assert watch.streamed.tool_call is True
+
+
+def test_a_word_function_call_in_the_text_is_plain_text():
+    watch, _ = _watch(_chunk({"content": 'Use "function_call" here.'}))
+
+    assert watch.streamed.tool_call is False and watch.streamed.text == 'Use "function_call" here.'
+
+
+def test_a_rescue_that_answers_with_a_legacy_function_call_fails():
+    continuation = _continuation()
+    out = continuation.feed(_r({"function_call": {"name": "weather", "arguments": "{}"}}) + _r({}, "function_call") + DONE)
+
+    assert out == b"" and continuation.failed and continuation.error is not None
