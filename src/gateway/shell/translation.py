@@ -29,22 +29,25 @@ the relay holds: ``enqueue`` returns nothing, where a writer's ``write`` returns
 Pyodide turns into a Future whose settling wakes the isolate again. A caller who went away is
 seen at the next enqueue (workerd notices it no sooner). No JS is written here: workerd forbids
 ``eval`` (PLATFORM-NOTES §5.6).
+
+With rescue on for the stream (a ``Rescuer``, SPEC §16), a ``StreamWatch`` stands before the
+translator (whole events only, an in-band error held back), and a stream that breaks without a
+proper end may be finished by the rescuer's stream instead (``_rescue``; read by
+``rescue_stream.RescueStream``), while keep-alives hold the caller's side open.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from typing import TYPE_CHECKING, Any
 
 import js
 from pyodide.ffi import JsException, to_js
 
-from gateway import isolate
 from gateway.core import rules
 from gateway.core.counting import Tokens
-from gateway.core.rescue import Fault, RescueRecord, eligibility
+from gateway.core.rescue import Fault, eligibility
 from gateway.shell.http import fulfilled, plain, settled, unawaited
 from gateway.shell.stream import (
     CODES,
@@ -56,6 +59,7 @@ from gateway.shell.stream import (
     log_failure,
     log_rescue,
 )
+from gateway.shell.rescue_stream import RescueStream, close, said
 from gateway.shell.tasks import Later
 from gateway.surfaces.continuation import Continuation, StreamWatch
 from gateway.surfaces.contract import StreamTranslator
@@ -64,8 +68,6 @@ if TYPE_CHECKING:  # the rescuer is the routes' (it runs the fallback loop); onl
     from gateway.routes.rescue import Rescued, Rescuer
 
 __all__ = ["BATCH_MS", "TranslatedRelay"]
-
-logger = logging.getLogger("fllmapi")
 
 # Why a rescue was not sent, when no candidate delivered a first event.
 _NO_RESCUER = "no other candidate could continue the answer"
@@ -315,24 +317,24 @@ class TranslatedRelay:
         assert rescuer is not None  # a watch is kept only with a rescuer
         verdict = eligibility(True, rescuer.body, watch.streamed, fault)
         if not verdict.allowed:
-            self._said("refused", fault, verdict.reason)
+            said(self._request_id, self._label, fault, "refused", verdict.reason)
             self._hand_on_held(watch)
             return
         self._stop_upstream()
         broke = time.monotonic()
         self._send(self._translator.keep_alive())
         if self._caller_gone():  # no one to finish the answer for (seen where a keep-alive was sent)
-            self._said("refused", fault, _CALLER_GONE)
+            said(self._request_id, self._label, fault, "refused", _CALLER_GONE)
             return
         keeper = asyncio.ensure_future(self._keep_alive())
         try:
             rescued = await rescuer.open(watch.streamed.text)
             if rescued is not None and self._caller_gone():
-                _close(rescued.opened)
-                self._said("failed", fault, _CALLER_GONE, rescued)
+                close(rescued.opened)
+                said(self._request_id, self._label, fault, "failed", _CALLER_GONE, rescued)
                 return
             if rescued is None:
-                self._said("failed", fault, _NO_RESCUER)
+                said(self._request_id, self._label, fault, "failed", _NO_RESCUER)
                 if watch.held:
                     self._hand_on_held(watch)  # the upstream's own error, as without rescue
                 else:
@@ -349,43 +351,13 @@ class TranslatedRelay:
         if rescued.secret:
             self._secrets.append(rescued.secret.encode())
         partial = watch.streamed.text
-        opened = rescued.opened
-        progress = [time.monotonic()]
-        stalled = [False]
-
-        async def watch_stall() -> None:
-            while not self._over:
-                if time.monotonic() - progress[0] >= self._stall_s:
-                    stalled[0] = True
-                    opened.answer.abort()
-                    return
-                await asyncio.sleep(self._stall_s / STALL_CHECKS)
-
-        watchdog = Later(self._stall_s / STALL_CHECKS, watch_stall)
-        broken: str | None = None
-        ended = False  # the rescue's upstream closed its stream
+        before = self._rescuer.before(_tokens(watch), partial)
+        continuation = Continuation(partial, self._label, watch.id, rescued.model, int(time.time()), before)
+        reading = RescueStream(rescued.opened, continuation, self._stall_s)
         try:
-            before = self._rescuer.before(_tokens(watch), partial)
-            continuation = Continuation(partial, self._label, watch.id, rescued.model, int(time.time()), before)
-            self._send_rescued(continuation.feed(opened.head))
-            self._stream_bytes += len(opened.head)
-            while not self._over and not continuation.failed and not continuation.done:
-                ok, result = await settled(opened.reader.read())
-                if not ok:
-                    broken = "its stream stalled" if stalled[0] else "its stream failed"
-                    break
-                if result.done:
-                    ended = True
-                    self._send_rescued(continuation.close())
-                    break
-                data = result.value.to_bytes()
-                self._stream_bytes += len(data)
-                progress[0] = time.monotonic()
-                self._send_rescued(continuation.feed(data))
+            broken = await reading.run(self._send_rescued)
         finally:
-            watchdog.cancel()
-            if not ended:  # it may still be sending (after [DONE] too): stop it at its source
-                _close(opened)
+            self._stream_bytes += reading.bytes_read
         if not self._over and continuation.complete and self._translator.complete:
             # Finished without [DONE]: the surface's end, as for any stream that ends so.
             self._over = True
@@ -394,7 +366,7 @@ class TranslatedRelay:
             return
         if self._over and not continuation.failed:
             self._rescued = True
-            self._said("rescued", fault, None, rescued, wait_ms)
+            said(self._request_id, self._label, fault, "rescued", None, rescued, wait_ms)
             log_rescue(fault, self._label, self._request_id, rescued)
             return
         if continuation.refused is not None:
@@ -403,7 +375,7 @@ class TranslatedRelay:
             broken = "its stream reported an error"
         elif broken is None:
             broken = "its stream ended before the answer was complete"
-        self._said("failed", fault, broken, rescued, wait_ms)
+        said(self._request_id, self._label, fault, "failed", broken, rescued, wait_ms)
         self._end_failed(fault, broken, rescued.label)
 
     def _end_failed(self, fault: Fault, why: str, rescuer: str | None) -> None:
@@ -419,11 +391,12 @@ class TranslatedRelay:
         """The caller went away: an enqueue failed, or the caller's side was cancelled."""
         return self._gone or self._cancelled.length > 0
 
-    def _send_rescued(self, chunks: bytes) -> None:
-        """The continuation's chunks through the translator; its end once the answer is done."""
-        if not chunks:
-            return
-        self._send(self._translate_rescued(chunks))
+    def _send_rescued(self, chunks: bytes) -> bool:
+        """The continuation's chunks through the translator, its end once the answer is done;
+        False once the caller's side is over."""
+        if chunks:
+            self._send(self._translate_rescued(chunks))
+        return not self._over
 
     def _translate_rescued(self, chunks: bytes) -> bytes:
         translator = self._translator
@@ -444,27 +417,6 @@ class TranslatedRelay:
             if not self._over:
                 self._send(self._translator.keep_alive())
 
-    def _said(
-        self, outcome: str, fault: Fault, reason: str | None, rescued: Rescued | None = None, wait_ms: int | None = None
-    ) -> None:
-        """The rescue's record for the admin status (SPEC §16); a refusal or failure is logged
-        here, a success by ``log_rescue``."""
-        record = RescueRecord(
-            isolate.now_ms(), self._request_id, self._label, str(fault), outcome, reason,
-            rescued.label if rescued else None, str(rescued.method) if rescued else None,
-            rescued.trail if rescued else None, wait_ms,
-        )  # fmt: skip
-        isolate.current().rescues.add(record)
-        if outcome != "rescued":
-            logger.warning(
-                "stream not rescued: %s (via %s, request %s): %s", fault, self._label, self._request_id, reason
-            )
-
-
-def _close(opened: OpenedStream) -> None:
-    """Stop an opened stream's upstream: its reader cancelled, its request aborted."""
-    unawaited(opened.reader.cancel())
-    opened.answer.abort()
 
 
 def _tokens(watch: StreamWatch) -> Tokens | None:
