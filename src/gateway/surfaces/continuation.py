@@ -44,6 +44,9 @@ _BLANK = b"\n\n"
 # as JSON escapes every quote inside a string, these bytes can only be the key (or the finish
 # reason that ends such a call).
 _LEGACY_CALL = b'"function_call"'
+# What an event reporting an error in-band holds (an ``error`` member, or OpenRouter's finish
+# reason): only a batch holding it is read at once. As above, these are JSON's structure.
+_ERROR_MARK = b'"error"'
 
 
 def _normalized(data: bytes) -> bytes:
@@ -52,21 +55,34 @@ def _normalized(data: bytes) -> bytes:
 
 class StreamWatch:
     """See the module doc. ``feed(data)`` returns the whole events to hand on; ``close()`` those
-    of a last event that lacked its blank line, once the stream has ended."""
+    of a last event that lacked its blank line, once the stream has ended.
+
+    A healthy stream costs it a search for the last blank line and one for an error marker per
+    read: what it hands on is kept as bytes and read (``streamed``, ``id``, ``usage``) only when
+    asked, once the stream broke."""
 
     def __init__(self) -> None:
-        self.streamed = Streamed()
         self.error: str | None = None  # the held in-band error's message
         self.held = b""  # the held error event and anything after it
-        self._decoder = ChatStreamDecoder()
         self._tail = b""
+        self._sent: list[bytes] = []  # what was handed on, not yet read
+        self._decoder = ChatStreamDecoder()
+        self._streamed = Streamed()
+
+    @property
+    def streamed(self) -> Streamed:
+        """What was handed on of the answer."""
+        self._read_sent()
+        return self._streamed
 
     @property
     def id(self) -> str:
+        self._read_sent()
         return self._decoder.id
 
     @property
     def usage(self) -> Usage | None:
+        self._read_sent()
         return self._decoder.usage
 
     @property
@@ -88,11 +104,9 @@ class StreamWatch:
             self._tail = buffer
             return b""
         whole, self._tail = buffer[: end + 2], buffer[end + 2 :]
-        events = self._decoder.feed(whole)
-        for event in events:
-            if isinstance(event, UpstreamError):
-                return self._hold(whole, event.message)
-        self._note(events, whole)
+        if _ERROR_MARK in whole:  # maybe an in-band error: read it
+            return self._hold(whole)
+        self._sent.append(whole)
         return whole
 
     def close(self) -> bytes:
@@ -104,36 +118,36 @@ class StreamWatch:
             return b""
         return self.feed(tail + _BLANK)
 
-    def _note(self, events: list[Event], sent: bytes) -> None:
-        streamed = self.streamed
-        if _LEGACY_CALL in sent:
-            streamed.tool_call = True
-        for event in events:
-            if isinstance(event, Text):
-                streamed.add_text(event.text)
-            elif isinstance(event, Reasoning):
-                streamed.reasoning = True
-            elif isinstance(event, ToolStart | ToolArgs):
+    def _read_sent(self) -> None:
+        streamed, sent, self._sent = self._streamed, self._sent, []
+        for data in sent:
+            if _LEGACY_CALL in data:
                 streamed.tool_call = True
-            elif isinstance(event, Finish):
-                streamed.finish_reason = event.reason
+            for event in self._decoder.feed(data):
+                if isinstance(event, Text):
+                    streamed.add_text(event.text)
+                elif isinstance(event, Reasoning):
+                    streamed.reasoning = True
+                elif isinstance(event, ToolStart | ToolArgs):
+                    streamed.tool_call = True
+                elif isinstance(event, Finish):
+                    streamed.finish_reason = event.reason
 
-    def _hold(self, whole: bytes, message: str) -> bytes:
-        """Split ``whole`` before the event that reported the error: hand on what came before it,
-        hold it and what follows. Rare, so each event is read again on its own."""
-        self.error = message
+    def _hold(self, whole: bytes) -> bytes:
+        """Hand on ``whole`` up to the first event that reports an error in-band, hold that event
+        and what follows (none: all of it is handed on). Rare, so each event is read on its own."""
         parts = whole.split(_BLANK)
         for index, part in enumerate(parts):
-            if any(isinstance(e, UpstreamError) for e in ChatStreamDecoder().feed(part + _BLANK)):
+            errors = [e for e in ChatStreamDecoder().feed(part + _BLANK) if isinstance(e, UpstreamError)]
+            if errors:
+                self.error = errors[0].message
                 before = b"".join(p + _BLANK for p in parts[:index])
                 self.held = whole[len(before) :] + self._tail
                 self._tail = b""
-                # Only what is handed on was sent: not the text of the event that reported the error.
-                self._note(ChatStreamDecoder().feed(before), before)
+                self._sent.append(before)
                 return before
-        self.held = whole + self._tail  # not reached: the decoder found the error in one of them
-        self._tail = b""
-        return b""
+        self._sent.append(whole)
+        return whole
 
 
 def _whole_lines(event: bytes) -> bool:
