@@ -22,9 +22,17 @@ trailing whitespace aside); "loosely" means case and whitespace aside:
 5. Else ``C`` is joined as it is.
 
 Whitespace: ``C``'s leading whitespace is taken to re-send ``P``'s trailing whitespace as far as
-the two agree character by character (``"brown "`` then ``" fox"``; ``"\\n    "`` then
-``"\\n    return"``), and that much is dropped. Nothing else is added or removed: a space after a
-partial that ends mid-word is kept, and no space is put between two words.
+the two agree character by character, and that much is dropped: after a repeat that was trimmed
+(``"Hello world\\n"`` then ``"Hello world\\nNext"``), and when ``P``'s trailing whitespace is
+spaces or tabs only (``"brown "`` then ``" fox"``: a model asked to continue often begins with a
+word's leading space). Trailing whitespace that holds a line break is otherwise no echo: a
+continuation that begins with a line break after it (``"end.\\n"`` then ``"\\nNext"``) is as
+likely the paragraph break the answer goes on with, and one cut inside indentation
+(``"\\n        "`` then ``"    x"``) goes on with its spaces; measured on this project's own code
+and docs, cut at random and continued perfectly, reading those as echoes altered about 1 answer
+in 100. A partial that is all whitespace (only reasoning was sent: the rescue asks again) is
+re-sent whole. Nothing else is added or removed: a space after a partial that ends mid-word is
+kept, and no space is put between two words.
 
 A refusal means the stream ends with the surface's error event, as without rescue. The result
 depends only on the continuation's text, never on how it was split into deltas.
@@ -76,7 +84,8 @@ class Seam:
     refused)."""
 
     __slots__ = (
-        "_at", "_buffer", "_core", "_count", "_echo", "_loose", "_phase", "_reached", "_start", "trimmed",
+        "_at", "_buffer", "_core", "_count", "_echo", "_loose", "_phase", "_reached", "_start", "_trailing",
+        "trimmed",
     )
 
     def __init__(self, partial: str) -> None:
@@ -84,7 +93,11 @@ class Seam:
         self._core = core
         self._loose = _fold(core)
         self._start = len(core) - len(core.lstrip())  # where the partial's text begins
-        self._echo = partial[len(core) :]  # trailing whitespace the continuation may re-send
+        # The trailing whitespace a continuation may re-send: all of it after a trimmed repeat
+        # (``_repeated``); else none that holds a line break (see the module doc).
+        self._trailing = partial[len(core) :]
+        line_break = "\n" in self._trailing or "\r" in self._trailing
+        self._echo = "" if core and line_break else self._trailing
         self._buffer = ""
         # TRACKING: the next index of the core for each alignment still copying it; the characters
         # read since the last alignment reached the core's end (or since tracking began); whether
@@ -197,6 +210,7 @@ class Seam:
                     return SeamStep()
                 self.trimmed += self._count
                 self._phase = _Phase.PASSING
+                self._echo = self._trailing  # a repeat was trimmed
                 return SeamStep(self._emit(delta[used:]))
         for index, char in enumerate(delta):  # where the copy stops, or which alignment ends it
             moved = tuple(at + 1 for at in self._at if core[at] == char)
@@ -209,6 +223,7 @@ class Seam:
                 self._count, self._reached = 0, True
                 if not self._at:
                     self._phase = _Phase.PASSING
+                    self._echo = self._trailing  # a repeat was trimmed
                     return SeamStep(self._emit(delta[index + 1 :]))
         return SeamStep()
 
@@ -220,9 +235,12 @@ class Seam:
             return self._refuse(SeamRefusal.REPEAT)
         at = self._at[0]  # every alignment read the same text: the core's, just before ``at``
         self._phase = _Phase.PASSING
+        self._echo = self._trailing  # a repeat was trimmed
         return SeamStep(self._emit(self._core[at - self._count : at] + rest))
 
     def _pass(self, buffer: str, trimmed: int) -> SeamStep:
+        if trimmed:
+            self._echo = self._trailing  # a repeat was trimmed
         self.trimmed += trimmed
         self._buffer = ""
         self._phase = _Phase.PASSING

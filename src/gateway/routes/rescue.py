@@ -108,7 +108,8 @@ class Rescuer:
         candidate = result.candidate
         secret = config.key_memo.plain(candidate.key) if candidate.key is not None else None
         method = methods[(candidate.provider.id, candidate.model)]
-        return Rescued(result.handle, routed_via(candidate), candidate.model, method, secret, trail_header(result.trail))
+        trail = trail_header(result.trail)
+        return Rescued(result.handle, routed_via(candidate), candidate.model, method, secret, trail)
 
 
 def rescuer(
