@@ -7,17 +7,14 @@ is taken rather than the translated relay's paced batches.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gateway import isolate
 from gateway.core.rescue import Fault, RescueRecord
 from gateway.shell.http import settled, unawaited
-from gateway.shell.stream import STALL_CHECKS, OpenedStream
-from gateway.shell.tasks import Later
+from gateway.shell.stream import OpenedStream, StallWatch
 from gateway.surfaces.continuation import Continuation
 
 if TYPE_CHECKING:  # the rescuer is the routes' (it runs the fallback loop); only its type here
@@ -41,9 +38,6 @@ class RescueStream:
         self._opened = opened
         self._continuation = continuation
         self._stall_s = stall_s
-        self._progress = time.monotonic()
-        self._stalled = False
-        self._over = False
         self.bytes_read = len(opened.head)
 
     async def run(self, send: Callable[[bytes], bool]) -> str | None:
@@ -51,37 +45,27 @@ class RescueStream:
         over) until the continuation is done or failed, the caller's side is over, or the stream
         ends. None, or why the stream broke first (it stalled, or failed)."""
         opened, continuation = self._opened, self._continuation
-        watchdog = Later(self._stall_s / STALL_CHECKS, self._watch_stall)
+        watchdog = StallWatch(self._stall_s, opened.answer)
         ended = False  # the upstream closed its stream
         try:
             going = send(continuation.feed(opened.head))
             while going and not continuation.failed and not continuation.done:
                 ok, result = await settled(opened.reader.read())
                 if not ok:
-                    return "its stream stalled" if self._stalled else "its stream failed"
+                    return "its stream stalled" if watchdog.stalled else "its stream failed"
                 if result.done:
                     ended = True
                     send(continuation.close())
                     return None
                 data = result.value.to_bytes()
                 self.bytes_read += len(data)
-                self._progress = time.monotonic()
+                watchdog.seen()
                 going = send(continuation.feed(data))
             return None
         finally:
-            self._over = True
             watchdog.cancel()
             if not ended:  # it may still be sending (after [DONE] too): stop it at its source
                 close(opened)
-
-    async def _watch_stall(self) -> None:
-        """No bytes for a whole stall period aborts the rescue's request (its read then fails)."""
-        while not self._over:
-            if time.monotonic() - self._progress >= self._stall_s:
-                self._stalled = True
-                self._opened.answer.abort()
-                return
-            await asyncio.sleep(self._stall_s / STALL_CHECKS)
 
 
 def said(

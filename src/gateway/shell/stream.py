@@ -37,7 +37,7 @@ from gateway.shell.http import UpstreamResponse, fulfilled, plain, settled, unaw
 from gateway.shell.tasks import Later
 
 __all__ = [
-    "CODES", "STALL_CHECKS", "OpenedStream", "Relay", "StreamEnd", "StreamFailure", "failure_message", "log_failure",
+    "CODES", "STALL_CHECKS", "OpenedStream", "Relay", "StallWatch", "StreamEnd", "StreamFailure", "failure_message", "log_failure",
     "log_rescue", "open_stream",
 ]
 
@@ -108,6 +108,34 @@ def log_rescue(fault: object, label: str, request_id: str | None, rescued: Any) 
     logger.warning(
         "stream rescued: %s (via %s, request %s) by %s (%s)", fault, label, request_id, rescued.label, rescued.method
     )
+
+
+class StallWatch:
+    """The stall rule of a relay that reads its upstream itself: no bytes for a whole stall
+    period aborts ``answer``'s request (the read then fails, and ``stalled`` says why). It looks
+    every quarter period, the first a quarter period from now. ``seen()`` when bytes came;
+    ``cancel()`` once the stream is over."""
+
+    def __init__(self, stall_s: float, answer: UpstreamResponse) -> None:
+        self.stalled = False
+        self._stall_s = stall_s
+        self._answer = answer
+        self._progress = time.monotonic()
+        self._later = Later(stall_s / STALL_CHECKS, self._watch)
+
+    def seen(self) -> None:
+        self._progress = time.monotonic()
+
+    def cancel(self) -> None:
+        self._later.cancel()
+
+    async def _watch(self) -> None:
+        while True:
+            if time.monotonic() - self._progress >= self._stall_s:
+                self.stalled = True
+                self._answer.abort()
+                return
+            await asyncio.sleep(self._stall_s / STALL_CHECKS)
 
 
 @dataclass(frozen=True, slots=True)

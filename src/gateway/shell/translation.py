@@ -51,8 +51,8 @@ from gateway.core.rescue import Fault, eligibility
 from gateway.shell.http import fulfilled, plain, settled, unawaited
 from gateway.shell.stream import (
     CODES,
-    STALL_CHECKS,
     OpenedStream,
+    StallWatch,
     StreamEnd,
     StreamFailure,
     failure_message,
@@ -60,7 +60,6 @@ from gateway.shell.stream import (
     log_rescue,
 )
 from gateway.shell.rescue_stream import RescueStream, close, said
-from gateway.shell.tasks import Later
 from gateway.surfaces.continuation import Continuation, StreamWatch
 from gateway.surfaces.contract import StreamTranslator
 
@@ -124,11 +123,10 @@ class TranslatedRelay:
         self._label = label
         self._request_id = request_id
         self._secrets = [secret.encode()] if secret else []
-        self._progress = time.monotonic()  # when bytes last came from the upstream
         self._over = False  # the caller's side is closed, or the caller went away
         self._gone = False  # the caller went away
         self._rescued = False  # the stream broke and a rescue finished it (SPEC §16)
-        self._stalled = False
+        self._stall: StallWatch | None = None  # the stall rule, once the relay runs
         self._upstream_failed = False
         self._relay_failed = False
         self._inbox = js.IdentityTransformStream.new()
@@ -150,14 +148,17 @@ class TranslatedRelay:
         self._opened.reader.releaseLock()
         piped = self._opened.answer.body.pipeTo(self._inbox.writable, plain(_INBOX_PIPE))
         self._reader = self._inbox.readable.getReader(plain({"mode": "byob"}))
-        watchdog = Later(self._stall_s / STALL_CHECKS, self._watch_stall)
+        # The relay reads the upstream whatever the caller's pace, so a slow caller is never taken
+        # for a stalled upstream; when it stalls, the inbox is closed, and the stream ends as
+        # stalled (or as finished, if its end was waiting in the inbox).
+        self._stall = stall = StallWatch(self._stall_s, self._opened.answer)
         inbox_closer = asyncio.ensure_future(self._close_inbox_on_failure(piped))
         try:
-            await self._pump()
+            await self._pump(stall)
         except Exception:  # noqa: BLE001 - a bug here must still end the caller's stream honestly
             self._relay_failed = True
         finally:
-            watchdog.cancel()
+            stall.cancel()
         if not self._over and self._watch is not None and not self._relay_failed:
             try:
                 await self._rescue(self._watch)
@@ -182,7 +183,7 @@ class TranslatedRelay:
     def _broke_in_band(self) -> bool:
         return self._watch is not None and self._watch.error is not None
 
-    async def _pump(self) -> None:
+    async def _pump(self, stall: StallWatch) -> None:
         """Read and translate batches until the inbox ends (the upstream ended, failed or
         stalled), the answer is over ([DONE] was read, or the caller went away), or, with rescue
         on, the upstream reported an error in-band."""
@@ -198,7 +199,7 @@ class TranslatedRelay:
             if size:
                 self._stream_bytes += size
                 now = time.monotonic()
-                self._progress = now
+                stall.seen()
                 self._send(self._translate(view.to_bytes()))
                 buffer = js.Uint8Array.new(view.buffer)  # the read hands its buffer back
                 rate = size / max(now - asked, 1e-3)
@@ -262,7 +263,7 @@ class TranslatedRelay:
                 out = self._fail(StreamFailure.GATEWAY)
             elif translator.complete:
                 out += translator.end()
-            elif self._stalled:
+            elif self._stalled():
                 out += self._fail(StreamFailure.STALLED)
             elif self._upstream_failed:
                 out += self._fail(StreamFailure.CUT)
@@ -285,18 +286,8 @@ class TranslatedRelay:
             log_failure(failure, self._label, self._request_id)
         return out
 
-    async def _watch_stall(self) -> None:
-        """No bytes from the upstream for a whole stall period aborts the upstream request; the
-        inbox is then closed, and the stream ends as stalled (or as finished, if its end was
-        waiting in the inbox). The relay reads the upstream whatever the caller's pace, so a slow
-        caller is never taken for a stalled upstream. Its first look is a quarter period after
-        the relay began."""
-        while not self._over:
-            if time.monotonic() - self._progress >= self._stall_s:
-                self._stalled = True
-                self._opened.answer.abort()
-                return
-            await asyncio.sleep(self._stall_s / STALL_CHECKS)
+    def _stalled(self) -> bool:
+        return self._stall is not None and self._stall.stalled
 
     # -- rescue (SPEC §16) ------------------------------------------------------------------------
 
@@ -309,7 +300,7 @@ class TranslatedRelay:
             return
         fault = (
             Fault.PROVIDER_ERROR if watch.error is not None
-            else Fault.STALLED if self._stalled
+            else Fault.STALLED if self._stalled()
             else Fault.CUT if self._upstream_failed
             else Fault.TRUNCATED
         )  # fmt: skip
