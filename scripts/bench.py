@@ -1,12 +1,11 @@
-"""What the gateway adds per proxied request, on each local runtime (README "Performance").
+"""What the gateway adds per proxied request, on workerd, the local runtime (README "Performance").
 
-    scripts/bench [--runtime node|workerd|both]      (default both, one after the other)
+    scripts/bench
 
-Starts the fake upstream and, per runtime, the Worker, then for each case sends the same requests
-straight to the upstream and through the gateway, and prints per runtime:
+Starts the fake upstream and the Worker (scripts/dev), then for each case sends the same requests
+straight to the upstream and through the gateway, and prints:
 - latency: median and p90 of each path and the median added by the gateway;
-- CPU: the runtime processes' CPU time per request (the launcher and its children: on workerd,
-  workerd itself; on the Node runtime, Node + Pyodide and Miniflare's D1 host, idle when warm);
+- CPU: the runtime processes' CPU time per request (scripts/dev's Node and its child workerd);
 - SSE: time to the first body byte, direct and through the gateway;
 - streaming: CPU per chunk of a long stream that arrives as fast as it can;
 - pinning (SPEC §15): the same non-streamed request through an OpenRouter provider (a fake
@@ -19,12 +18,11 @@ straight to the upstream and through the gateway, and prints per runtime:
 - surfaces (SPEC §12): per translated surface, the added latency of a non-streamed call and the
   runtime's CPU per streamed event beside the OpenAI pass-through;
 - paced (issue 18): per surface, a 1,000-event answer at a model's pace (50 events/s, one per
-  upstream read): the CPU of the whole request, and on workerd the part spent running the
-  isolates (from a perf profile, when perf is installed): what the free plan's 10 ms limit counts;
-- on the Node runtime only (``node_only`` says why): the Worker's own work per event measured
-  inside Pyodide (scripts/bench_relay.py), and where a proxied request's CPU goes (``breakdown``,
-  with every feature on: by component from a V8 CPU profile of the runtime, by phase of the request
-  from cProfile inside Pyodide, and the share of it spent counting usage).
+  upstream read): the CPU of the whole request, and the part spent running the isolates (from a
+  perf profile, when perf is installed): what the free plan's 10 ms limit counts;
+- in Pyodide (``surfaces_in_process``, scripts/profile running scripts/bench_relay.py): the
+  Worker's own work per event, which no timer inside workerd can measure (its clocks stand still
+  while code runs).
 Figures, not assertions: nothing here fails on a slow machine.
 """
 
@@ -47,7 +45,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.runtime import RUNTIMES, Gateway  # noqa: E402
+from support.runtime import Gateway  # noqa: E402
 from support.openrouter import FakeOpenRouter, endpoint  # noqa: E402
 from support.upstream import FakeUpstream, Json, PerKey, Sse, chunk, completion  # noqa: E402
 
@@ -90,9 +88,8 @@ def process_tree(pid: int) -> list[int]:
 
 
 def cpu_seconds(pid: int) -> float:
-    """CPU time of ``pid`` and its descendants (the workerd runtime's workerd is a child of its
-    launcher; the Node runtime's Miniflare D1 host is one too, idle when warm), from each live
-    thread's schedstat: nanoseconds, where /proc/PID/stat counts 10 ms ticks."""
+    """CPU time of ``pid`` and its descendants (scripts/dev's Node and its child workerd), from each
+    live thread's schedstat: nanoseconds, where /proc/PID/stat counts 10 ms ticks."""
     total = 0
     for each in process_tree(pid):
         for task in Path(f"/proc/{each}/task").iterdir():
@@ -131,40 +128,20 @@ def first_byte_ms(client: httpx.Client, url: str, body: dict, headers: dict) -> 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runtime", choices=(*RUNTIMES, "both"), default="both",
-                        help="the runtime(s) to measure, one after the other (default: both)")
-    runtimes = RUNTIMES if (chosen := parser.parse_args().runtime) == "both" else (chosen,)
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     upstream = FakeUpstream().start()
-    figures: dict[str, dict[str, object]] = {}
     try:
-        for runtime in runtimes:
-            with tempfile.TemporaryDirectory() as workdir:
-                # No test hooks: no D1 trace, no preloaded test clock.
-                gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_TRACE_D1": "0", "LD_PRELOAD": ""},
-                                        runtime=runtime)
-                try:
-                    figures[runtime] = run(gateway, upstream)
-                finally:
-                    gateway.stop()
-            if runtime == "node":
-                figures[runtime]["surfaces_in_process"] = in_process()
-                figures[runtime]["breakdown"] = breakdown(upstream)
-            else:
-                figures[runtime]["node_only"] = NODE_ONLY
+        with tempfile.TemporaryDirectory() as workdir:
+            # No test hooks: no D1 trace, no preloaded test clock.
+            gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_TRACE_D1": "0", "LD_PRELOAD": ""})
+            try:
+                figures = run(gateway, upstream)
+            finally:
+                gateway.stop()
     finally:
         upstream.stop()
+    figures["surfaces_in_process"] = in_process()
     print(json.dumps({"rounds": ROUNDS, **figures}, indent=2))
-
-
-# Why two sections are measured on the Node runtime only.
-NODE_ONLY = {
-    "surfaces_in_process, breakdown": (
-        "they time code inside the isolate (cProfile, a V8 CPU profile of the runtime process): on workerd "
-        "Date.now() and performance.now() stand still while code runs (Spectre mitigation), so no timer inside "
-        "the isolate can measure it; the paced section gives workerd's process CPU per answer instead"
-    ),
-}
 
 
 def run(gateway: Gateway, upstream: FakeUpstream) -> dict[str, object]:
@@ -450,7 +427,7 @@ PACE_S = 0.02  # 50 events/s, one per upstream read: a model's pace
 
 
 def workerd_pid(gateway: Gateway) -> int | None:
-    """The workerd process that runs the Worker (the workerd runtime's launcher's child)."""
+    """The workerd process that runs the Worker (scripts/dev's child)."""
     for pid in process_tree(gateway.process.pid):
         if Path(f"/proc/{pid}/comm").read_text().strip() == "workerd":
             return pid
@@ -491,7 +468,7 @@ def paced(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: d
     idle_before = cpu_seconds(gateway.process.pid)
     time.sleep(5)  # the idle baseline: the processes' background CPU, to subtract
     idle_rate = (cpu_seconds(gateway.process.pid) - idle_before) / (time.monotonic() - start)
-    workerd = workerd_pid(gateway) if gateway.runtime == "workerd" else None
+    workerd = workerd_pid(gateway)
     profiling = workerd is not None and shutil.which("perf") is not None
     figures: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as scratch:
@@ -526,117 +503,13 @@ def paced(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: d
 
 
 def in_process() -> object:
-    """scripts/bench_relay.py inside Pyodide: the Worker's own work per event, per surface."""
-    done = subprocess.run(
-        ["node", str(ROOT / "scripts" / "runtime" / "run-python.mjs"), str(ROOT / "scripts" / "bench_relay.py")],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )
+    """scripts/bench_relay.py inside Pyodide (scripts/profile): the Worker's own work per event, per surface."""
+    done = subprocess.run([str(ROOT / "scripts" / "profile"), str(ROOT / "scripts" / "bench_relay.py")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     start = done.stdout.find("{")
     if done.returncode != 0 or start < 0:
         return {"error": (done.stderr or done.stdout)[-500:]}
     return json.loads(done.stdout[start:])
-
-
-
-# V8 profile nodes by what they are: (category, test on the node's URL or function name).
-_COMPONENTS = (
-    ("the Worker's Python (Pyodide's WebAssembly)", lambda url, fn: url.startswith("wasm://") or fn.startswith("wasm-")),
-    ("Pyodide's JS glue (crossings, conversions)", lambda url, fn: "pyodide" in url),
-    ("undici (fetch, Request, Response)", lambda url, fn: "undici" in url),
-    ("Node's web streams", lambda url, fn: "webstreams" in url or url.startswith("node:internal/streams")),
-    ("socket writes (the kernel's loopback)", lambda url, fn: not url and fn in ("writev", "writeBuffer", "writeLatin1String", "writeUtf8String")),
-    ("garbage collection", lambda url, fn: fn == "(garbage collector)"),
-    ("the runtime's front door (Node HTTP, server.mjs)", lambda url, fn: "scripts/runtime" in url or "http" in url or "net" in url),
-)
-BREAKDOWN_REQUESTS = 2000
-
-
-def _component(url: str, fn: str) -> str:
-    return next((name for name, test in _COMPONENTS if test(url, fn)), "other (V8, timers, events)")
-
-
-def _profile_split(profile: dict, windows: dict[str, tuple[float, float]]) -> dict[str, dict[str, float]]:
-    """CPU ms per request by component, for each named window of CLOCK_MONOTONIC seconds (V8's
-    profile clock, in microseconds)."""
-    nodes = {node["id"]: node["callFrame"] for node in profile["nodes"]}
-    split: dict[str, dict[str, float]] = {name: {} for name in windows}
-    at = profile["startTime"]
-    for sample, delta in zip(profile["samples"], profile["timeDeltas"]):
-        at += delta
-        frame = nodes[sample]
-        if frame["functionName"] in ("(idle)", "(program)"):
-            continue
-        for name, (start, end) in windows.items():
-            if start * 1e6 <= at <= end * 1e6:
-                part = _component(frame["url"], frame["functionName"])
-                split[name][part] = split[name].get(part, 0.0) + delta / 1000 / BREAKDOWN_REQUESTS
-    return {name: {part: round(ms, 3) for part, ms in sorted(parts.items(), key=lambda kv: -kv[1])}
-            for name, parts in split.items()}
-
-
-def _all_features_on(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client) -> dict[str, str]:
-    """As scripts/bench_peers: two keys (one spent), ip_rpm, a model alias, a named client with an
-    rpm. Returns the client's headers."""
-    admin = {"authorization": f"Bearer {gateway.admin_token}"}
-    spent = "sk-spent-key-0123456789"
-    upstream.answer_always(PerKey({spent: Json({"error": {"message": "quota"}}, 429)}))
-    client.post(f"{gateway.url}/api/admin/providers", headers=admin, json={
-        "name": "bench", "base_url": upstream.base_url, "api_keys": [spent, "sk-bench-key-0123456789"], "models": ["m"],
-    }).raise_for_status()
-    client.put(f"{gateway.url}/api/admin/settings", headers=admin,
-               json={"ip_rpm": 1_000_000, "model_aliases": {"gpt-*": "m"}}).raise_for_status()
-    made = client.post(f"{gateway.url}/api/admin/clients", headers=admin,
-                       json={"name": "bench", "rpm": 1_000_000, "models": ["m"]}).raise_for_status()
-    return {"authorization": f"Bearer {made.json()['token']}"}
-
-
-def breakdown(upstream: FakeUpstream) -> dict:
-    """Where a request's CPU goes (see the module doc): two runs of the runtime, one under V8's
-    CPU profiler, one with the Worker's Python under cProfile (which slows Python down, hence
-    shares), each with 2,000 non-streamed requests and 2,000 streams of 22 events."""
-    body = {"model": "m", "messages": [{"role": "user", "content": "Say hello in one word."}], "max_tokens": 8}
-    stream = Sse([chunk("m", f" t{i}") for i in range(20)] + [chunk("m", None, "stop")])
-    kinds = {"non_stream": (body, Json(completion("m"))), "stream": ({**body, "stream": True}, stream)}
-
-    def requests(gateway: Gateway, client: httpx.Client, headers: dict, kind: str, count: int) -> None:
-        sent, answer = kinds[kind]
-        for _ in range(count):
-            upstream.queue(answer)
-            response = client.post(f"{gateway.url}/v1/chat/completions", json=sent, headers=headers)
-            response.raise_for_status()
-
-    figures: dict[str, object] = {}
-    with tempfile.TemporaryDirectory() as workdir:
-        gateway = Gateway.start(Path(workdir), node_args=("--cpu-prof", "--cpu-prof-dir", workdir))
-        windows = {}
-        try:
-            with httpx.Client(timeout=30) as client:
-                headers = _all_features_on(gateway, upstream, client)
-                for kind in kinds:
-                    requests(gateway, client, headers, kind, WARMUP)
-                    start = time.monotonic()
-                    requests(gateway, client, headers, kind, BREAKDOWN_REQUESTS)
-                    windows[kind] = (start, time.monotonic())
-        finally:
-            gateway.stop()
-        [profile] = Path(workdir).glob("*.cpuprofile")
-        figures["cpu_ms_per_request_by_component"] = _profile_split(json.loads(profile.read_text()), windows)
-    with tempfile.TemporaryDirectory() as workdir:
-        gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_PROFILE": "1"})
-        shares = {}
-        try:
-            with httpx.Client(timeout=30) as client:
-                headers = _all_features_on(gateway, upstream, client)
-                report = f"{gateway.url}/__local_runtime/profile"
-                for kind in kinds:
-                    requests(gateway, client, headers, kind, WARMUP)
-                    client.get(report)
-                    requests(gateway, client, headers, kind, BREAKDOWN_REQUESTS)
-                    shares[kind] = client.get(report, params={"requests": BREAKDOWN_REQUESTS}).json()
-        finally:
-            gateway.stop()
-        figures["python_by_phase"] = shares
-    return figures
 
 
 if __name__ == "__main__":

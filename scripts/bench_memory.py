@@ -1,11 +1,9 @@
-"""How the serving process's memory grows under load, on each runtime (issue 18).
+"""How the serving process's memory grows under load (issue 18).
 
-Starts the Worker on each runtime in turn (``--runtime node|workerd|both``, default both) in front
-of the fake upstream, sends ``--requests`` requests (default 20,000) in a repeating mix of four
+Starts the Worker on workerd in front of the fake upstream, sends ``--requests`` requests (default 20,000) in a repeating mix of four
 (chat JSON, chat SSE, Anthropic Messages SSE, Responses JSON: the pass-through and translated
-paths), and prints the resident memory (RSS, from /proc) of the process that runs the Worker (the
-Node process on the Node runtime, the workerd process on workerd) and of the runtime's whole
-process tree, every ``--every`` requests (default 2,000), then the growth from the first sample
+paths), and prints the resident memory (RSS, from /proc) of the process that runs the Worker (workerd)
+and of the runtime's whole process tree, every ``--every`` requests (default 2,000), then the growth from the first sample
 to the last and over the second half (a leak keeps its rate; a warm-up levels off). The goal is
 flat within noise: a per-request leak would recycle a production isolate (128 MB), losing its
 cooldowns and speed memory and failing the requests in flight.
@@ -25,7 +23,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.runtime import RUNTIMES, Gateway  # noqa: E402
+from support.runtime import Gateway  # noqa: E402
 from support.upstream import FakeUpstream, Json, Sse, chunk, completion  # noqa: E402
 
 from bench import process_tree, workerd_pid  # noqa: E402  (scripts/, this script's folder)
@@ -49,20 +47,16 @@ def _rss_mb(pid: int) -> float:
 
 
 def _serving(gateway: Gateway) -> int:
-    """The process that runs the Worker: workerd on the workerd runtime, the Node process itself
-    on the Node runtime."""
-    if gateway.runtime == "node":
-        return gateway.process.pid
+    """The process that runs the Worker: workerd, a child of scripts/dev's Node."""
     pid = workerd_pid(gateway)
     if pid is None:
         raise RuntimeError("no workerd process under the launcher")
     return pid
 
 
-def measure(runtime: str, requests: int, every: int, upstream: FakeUpstream) -> dict:
+def measure(requests: int, every: int, upstream: FakeUpstream) -> dict:
     with tempfile.TemporaryDirectory() as workdir:
-        gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_TRACE_D1": "0", "LD_PRELOAD": ""},
-                                runtime=runtime)
+        gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_TRACE_D1": "0", "LD_PRELOAD": ""})
         try:
             admin = {"authorization": f"Bearer {gateway.admin_token}"}
             httpx.post(f"{gateway.url}/api/admin/providers", headers=admin, json={
@@ -82,7 +76,7 @@ def measure(runtime: str, requests: int, every: int, upstream: FakeUpstream) -> 
                         tree = sum(_rss_mb(pid) for pid in process_tree(gateway.process.pid))
                         samples.append({"requests": done, "serving_rss_mb": round(_rss_mb(serving), 1),
                                         "tree_rss_mb": round(tree, 1)})
-                        print(runtime, samples[-1], file=sys.stderr, flush=True)
+                        print(samples[-1], file=sys.stderr, flush=True)
         finally:
             gateway.stop()
     first, middle, last = samples[0], samples[len(samples) // 2], samples[-1]
@@ -99,7 +93,6 @@ def measure(runtime: str, requests: int, every: int, upstream: FakeUpstream) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runtime", choices=(*RUNTIMES, "both"), default="both")
     parser.add_argument("--requests", type=int, default=20_000)
     parser.add_argument("--every", type=int, default=2_000)
     args = parser.parse_args()
@@ -107,8 +100,7 @@ def main() -> None:
     upstream.answer_always(Json(completion("j")), model="j")
     upstream.answer_always(Sse([chunk("s", f" t{i}") for i in range(20)] + [chunk("s", None, "stop")]), model="s")
     try:
-        runtimes = RUNTIMES if args.runtime == "both" else (args.runtime,)
-        print(json.dumps({runtime: measure(runtime, args.requests, args.every, upstream) for runtime in runtimes}, indent=2))
+        print(json.dumps(measure(args.requests, args.every, upstream), indent=2))
     finally:
         upstream.stop()
 

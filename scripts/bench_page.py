@@ -1,10 +1,10 @@
-"""What one load of the config page costs, on each local runtime (README "Performance").
+"""What one load of the config page costs on the local runtime, workerd (README "Performance").
 
-    scripts/bench_page [--runtime node|workerd|both] [--root DIR]
+    scripts/bench_page [--root DIR]
 
 A page load is ``GET /`` and every file the page names (its style, script and the modules the
 script imports), fetched as a browser's first visit does (no cache: the page is ``no-store``).
-Prints per runtime the median and p90 time of a whole load, the runtime processes' CPU time per
+Prints the median and p90 time of a whole load, the runtime processes' CPU time per
 load, the bytes sent (uncompressed), and which answers came from Workers Static Assets (the
 asset worker's ETag; the Python Worker's answers have none). ``--root`` measures another checkout of
 the project (e.g. a ``git worktree`` of an older commit) with this script's tools.
@@ -70,7 +70,6 @@ def measure(gateway) -> dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runtime", choices=["node", "workerd", "both"], default="both")
     parser.add_argument("--root", type=Path, default=HERE.parent, help="the checkout to measure")
     args = parser.parse_args()
     # The measured checkout's own launcher, imported before scripts/bench imports this one's.
@@ -78,14 +77,12 @@ def main() -> None:
     from support.runtime import Gateway
     sys.path.insert(0, str(HERE))
 
-    figures = {}
-    for runtime in ["node", "workerd"] if args.runtime == "both" else [args.runtime]:
-        with tempfile.TemporaryDirectory() as workdir:
-            gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_TRACE_D1": "0", "LD_PRELOAD": ""}, runtime=runtime)
-            try:
-                figures[runtime] = measure(gateway)
-            finally:
-                gateway.stop()
+    with tempfile.TemporaryDirectory() as workdir:
+        gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_TRACE_D1": "0", "LD_PRELOAD": ""})
+        try:
+            figures = measure(gateway)
+        finally:
+            gateway.stop()
     print(json.dumps({"root": str(args.root), "rounds": ROUNDS, **figures}, indent=2))
 
 

@@ -1,5 +1,5 @@
 """The Worker's own work per streamed event, measured inside Pyodide (run by scripts/bench.py
-through scripts/runtime/run-python.mjs; argv[1] is the folder holding the Worker's modules).
+through scripts/profile; argv[1] is the folder holding the Worker's modules).
 
 A JS ``ReadableStream`` plays the upstream (its chunks made in JS beforehand) and a JS reader
 drains the caller's side, so the CPU time measured is the relay's: Python and the JS it calls, not
@@ -152,4 +152,4 @@ async def main() -> None:
     print(json.dumps(report, indent=2))
 
 
-await main()  # noqa: F704 - run-python.mjs runs this file with runPythonAsync
+await main()  # noqa: F704 - scripts/profile runs this file with runPythonAsync

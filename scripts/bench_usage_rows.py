@@ -1,9 +1,9 @@
-"""D1 rows the usage counts write per day (SPEC §17, issue 20), measured on the Node runtime.
+"""D1 rows the usage counts write per day (SPEC §17, issue 20), measured on workerd.
 
     scripts/bench_usage_rows [--requests 10000] [--hours 24]
 
-Starts the Worker (the Node runtime: its D1 is Miniflare's, which reports each batch's
-``meta.rows_written`` as D1 bills it) in front of the fake upstream, with 3 named clients and 4
+Starts the Worker (its D1 is Miniflare's, which reports each batch's ``meta.rows_written`` as D1
+bills it: the runtime's D1 trace prints it, scripts/runtime/workerd_entry.py) in front of the fake upstream, with 3 named clients and 4
 providers of 2 keys and 5 models each, and sends ``--requests`` chat requests spread evenly over
 ``--hours`` of the Worker's clock (the tests' clock moves it ahead between requests: a day takes a
 few minutes): each from a client and for a model drawn at random (seeded), every fifth one

@@ -1,8 +1,8 @@
-// What both local runtimes share about Workers Static Assets (wrangler.jsonc `assets`), loaded by
-// Node (assets.mjs) and by workerd's front worker alike, so plain JavaScript only.
+// Workers Static Assets (wrangler.jsonc `assets`) in the local runtime: loaded by workerd.mjs and by
+// its front worker (requestlog.worker.mjs) alike, so plain JavaScript only.
 //
 // Miniflare's own asset router and asset worker serve the files, so `_headers`, HTML handling,
-// ETags and HEAD are production's. Two steps are the runtimes': paths `run_worker_first` names go
+// ETags and HEAD are production's. Two steps are the runtime's: paths `run_worker_first` names go
 // straight to the Python Worker (matched here as production's router matches them: `*` spans
 // anything), and where production's router hands a request without an asset to the Worker, the
 // asset host's stub user worker marks the answer (NO_ASSET) and the runtime hands it over.
@@ -16,7 +16,7 @@ export const HOST_COMPAT_DATE = "2026-09-08";
 export function workerFirst(rules) {
   if (rules === true || rules === false) return () => rules;
   const patterns = (rules ?? []).map((rule) => {
-    if (!/^\/[\w./*-]*$/.test(rule)) throw new Error(`run_worker_first rule ${JSON.stringify(rule)}: the local runtimes read only plain paths with *`);
+    if (!/^\/[\w./*-]*$/.test(rule)) throw new Error(`run_worker_first rule ${JSON.stringify(rule)}: the local runtime reads only plain paths with *`);
     return new RegExp(`^${rule.replace(/[.]/g, "\\.").replace(/\*/g, ".*")}$`);
   });
   return (pathname) => patterns.some((pattern) => pattern.test(pathname));

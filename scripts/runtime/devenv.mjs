@@ -1,6 +1,6 @@
-// What both local runtimes share of the dev contract (SPEC §11): the command line, wrangler.jsonc,
-// the env file (written with fresh secrets when absent), the port check and the D1 migrations.
-// server.mjs (Node + Pyodide) and workerd.mjs (workerd itself) differ only in how they serve.
+// The dev contract (SPEC §11) apart from serving, which is workerd.mjs's: the command line,
+// wrangler.jsonc, the env file (written with fresh secrets when absent), the port check and the D1
+// migrations.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
@@ -10,7 +10,7 @@ import { parseArgs, promisify } from "node:util";
 
 export const ROOT = path.resolve(new URL("../..", import.meta.url).pathname);
 const SECRETS = ["ADMIN_TOKEN", "API_TOKEN", "ENCRYPTION_KEY"];
-const USAGE = "usage: scripts/dev [--runtime node|workerd] [--port N] [--persist-to DIR] [--env-file FILE]";
+const USAGE = "usage: scripts/dev [--port N] [--persist-to DIR] [--env-file FILE]";
 
 /** A start-up failure the user can fix: printed as one `error: …` line, no stack trace. */
 export class StartError extends Error {}
@@ -85,7 +85,7 @@ function workerVars(envFile) {
 
 /**
  * The Worker's `env` from the env file, written first if asked and absent. (Unusable secrets are
- * warned about by each runtime, by the Worker's own rule.)
+ * warned about by workerd.mjs, by the Worker's own rule.)
  */
 export function readEnv(envFile, create) {
   if (create && createEnvFile(envFile)) {
@@ -124,8 +124,12 @@ export function readOptions(argv) {
   return { ...values, port, persistTo: path.resolve(values["persist-to"]), envFile: path.resolve(values["env-file"]) };
 }
 
-/** Listen on host:port; a port that cannot be had is a StartError naming it and the way out. */
-export async function listen(server, host, port) {
+/**
+ * Check that host:port can be had, then release it for workerd, which binds it itself; the port it
+ * got. A port that cannot be had is a StartError naming it and the way out.
+ */
+export async function checkPort(host, port) {
+  const server = http.createServer();
   try {
     await new Promise((resolve, reject) => {
       server.once("error", reject);
@@ -142,14 +146,8 @@ export async function listen(server, host, port) {
     if (err.code === "EACCES") throw new StartError(`no permission to listen on port ${port}; ${another}`);
     throw new StartError(`cannot listen on ${host}:${port} (${err.code ?? err.message})`);
   }
-}
-
-/** As `listen`, for a runtime that binds the port itself: checked, then released; the port it got. */
-export async function checkPort(host, port) {
-  const probe = http.createServer();
-  await listen(probe, host, port);
-  const got = probe.address().port;
-  await new Promise((resolve) => probe.close(resolve));
+  const got = server.address().port;
+  await new Promise((resolve) => server.close(resolve));
   return got;
 }
 
@@ -170,7 +168,7 @@ export async function applyMigrations(databaseName, persistTo) {
 }
 
 /**
- * Run a runtime's `main`: a StartError is for the user (one line), anything else is a bug of the
+ * Run the runtime's `main`: a StartError is for the user (one line), anything else is a bug of the
  * runtime (its stack). Either way the process exits 1.
  */
 export function run(main) {

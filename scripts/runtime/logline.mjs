@@ -1,6 +1,5 @@
-// One request log line, as both local runtimes print it (the Node runtime from its HTTP server,
-// requestlog.mjs; workerd from its host process, workerd.mjs, with what its front worker,
-// requestlog.worker.mjs, reports):
+// One request log line, as the local runtime prints it from its host process (workerd.mjs), with
+// what its front worker (requestlog.worker.mjs) reports:
 //
 //   [request] POST /v1/chat/completions 200 OK (412ms) via groq/llama-3.3-70b-versatile after 1 failed [cerebras/llama3.1-8b: rate_limited]
 //   [request] POST /v1/chat/completions 200 OK (81ms) via backup/m stream failed: cut
@@ -12,12 +11,12 @@
 // X-Routed-Via (who served), X-Fallback-Attempts and X-Fallback-Trail (the attempts that failed);
 // and, for a stream that ended in-band with an error (its status long sent), the Worker's word for
 // why. Never a request header, a token, a key or a body. Control characters are replaced, so a
-// crafted path cannot drive the terminal. No Node or workerd API here: both import this module.
+// crafted path cannot drive the terminal. No Node or workerd API here: both processes import this module.
 //
-// A stream's failure is known only inside the Worker: neither front sees into a stream (that
+// A stream's failure is known only inside the Worker: the front worker does not see into a stream (that
 // would cost JavaScript per chunk). The Worker logs one warning per such stream, naming the
-// answer's X-Request-Id (gateway/shell/stream.py, log_failure), before it ends the stream; each
-// runtime's host process reads the Worker's output, keeps those warnings in a `StreamFailures`,
+// answer's X-Request-Id (gateway/shell/stream.py, log_failure), before it ends the stream; the
+// host process reads the Worker's output, keeps those warnings in a `StreamFailures`,
 // and the request's line, printed once the stream has ended, takes its own by id.
 const ROUTED_VIA = "x-routed-via";
 const FALLBACK_ATTEMPTS = "x-fallback-attempts";

@@ -1,6 +1,6 @@
 // The workerd runtime's front worker (workerd.mjs): the listening socket's service, in front of the
-// Python Worker. It does what the Node runtime's front door does and Cloudflare's edge does in
-// production, nothing more: names the caller in CF-Connecting-IP, fires the Cron Trigger on
+// Python Worker. It does what Cloudflare's edge does in production, nothing
+// more: names the caller in CF-Connecting-IP, fires the Cron Trigger on
 // `/cdn-cgi/handler/scheduled` as `wrangler dev` does, and logs one entry per request once its
 // answer has been sent, the whole stream for a stream. The host process (workerd.mjs) prints the
 // entry as the request's line (logline.mjs), with what only it can know: whether the stream failed,

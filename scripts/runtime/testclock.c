@@ -1,8 +1,8 @@
 /*
- * The end-to-end tests' clock, for both local runtimes: preloaded into the runtime's processes
+ * The end-to-end tests' clock: preloaded into the runtime's processes
  * (LD_PRELOAD=.cache/testclock.so TESTCLOCK_FILE=<file>), it adds the signed 64-bit little-endian
  * number of milliseconds held in <file> to the wall clock (CLOCK_REALTIME, gettimeofday, time):
- * what Date.now(), hence the Worker's time.time(), reads in Node and in workerd alike. The
+ * what Date.now(), hence the Worker's time.time(), reads in workerd. The
  * monotonic clock, which timers and performance.now() run on, is left alone, so a test moves a
  * cooldown's end without making pending timers fire. A test writes the file to move time
  * (tests/support/runtime.py); nothing of this is part of the Worker or of a deployed runtime.

@@ -21,9 +21,9 @@
 // Test hooks, never part of the Worker: LOCAL_RUNTIME_TRACE_D1=1 prints each D1 statement to
 // stderr through a dev-only main module (workerd_entry.py) in front of src/entry.py;
 // LOCAL_RUNTIME_SNAPSHOT_DIR=DIR has workerd take the deploy's snapshot into DIR; the tests'
-// clock is a preloaded library (testclock.c), as on the Node runtime. The Node runtime's profile
-// hook has no counterpart: workerd's clocks stand still while code runs (Spectre mitigation), so
-// no timer inside the isolate can measure it.
+// clock is a preloaded library (testclock.c). workerd's clocks stand still while code runs
+// (Spectre mitigation), so no timer inside the isolate can profile the Worker: scripts/profile
+// does that in Node's Pyodide (profile.mjs).
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";

@@ -1,13 +1,19 @@
 """The workerd runtime's main module when the D1 trace is on (LOCAL_RUNTIME_TRACE_D1=1, the
 end-to-end tests; workerd.mjs): the Worker's own ``Default`` from ``entry.py``, whose ``env.DB``
-prints each D1 statement prepared, and ``batch`` for each batch, to stderr as ``[d1] <sql>``, as
-the Node runtime's D1 bridge does in its JavaScript. Dev only: wrangler deploys ``src/entry.py``,
+prints each D1 statement prepared, and ``batch`` for each batch, to stderr as ``[d1] <sql>``
+(tests/support/runtime.py reads them), and after each batch the rows it wrote as D1 bills them,
+``[d1-rows] N`` (scripts/bench_usage_rows reads them). Dev only: wrangler deploys ``src/entry.py``,
 and this file is never in ``src/``.
 """
 
 import sys
 
 import entry
+
+
+def _rows_written(result) -> int:
+    meta = getattr(result, "meta", None)
+    return int(getattr(meta, "rows_written", 0) or 0) if meta is not None else 0
 
 
 class _TracedD1:
@@ -20,9 +26,11 @@ class _TracedD1:
         print(f"[d1] {sql}", file=sys.stderr)
         return self._db.prepare(sql)
 
-    def batch(self, statements):
+    async def batch(self, statements):
         print("[d1] batch", file=sys.stderr)
-        return self._db.batch(statements)
+        results = await self._db.batch(statements)
+        print(f"[d1-rows] {sum(_rows_written(result) for result in results)}", file=sys.stderr)
+        return results
 
     def __getattr__(self, name):
         return getattr(self._db, name)

@@ -1,12 +1,11 @@
 """End-to-end tests: the Worker in a local runtime (real Pyodide 314, Miniflare's D1, real
 WebCrypto and fetch) against the scriptable fake upstream (tests/support/upstream.py).
 
-Every test that takes ``runtime`` (``gateway`` does) runs on both runtimes: the Node runtime and
-workerd itself (``--runtime`` narrows it, tests/conftest.py). One runtime of each kind serves the
-whole session; each test starts from an empty provider table, default settings and the env
-tokens. To add a capability, add a ``test_<capability>.py`` here using the ``gateway``,
-``upstream``, ``admin`` and ``api`` fixtures; a test that starts a runtime of its own passes
-``runtime`` to ``Gateway.start``.
+The runtime is workerd itself, started by ``scripts/dev`` (tests/support/runtime.py). One runtime
+serves each worker's whole session (tests/conftest.py); each test starts from an empty provider
+table, default settings, the env tokens and no cooldowns. To add a capability, add a
+``test_<capability>.py`` here using the ``gateway``, ``upstream``, ``admin`` and ``api``
+fixtures; a test whose subject is the runtime's own start or environment calls ``Gateway.start``.
 """
 
 from __future__ import annotations
@@ -24,11 +23,11 @@ from support.upstream import UPSTREAM_KEY, FakeUpstream
 
 
 @pytest.fixture(scope="session")
-def gateway(tmp_path_factory: pytest.TempPathFactory, runtime: str) -> Iterator[Gateway]:
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     # The failed-auth lock is off for the shared runtime: the suite sends many wrong tokens from one
     # address, and a test of one capability must not be locked out by another's. test_rate_limits
     # turns it on where it is the subject (and checks the default on a runtime of its own).
-    running = Gateway.start(tmp_path_factory.mktemp("gateway"), extra_env={"AUTH_FAIL_LIMIT": "0"}, runtime=runtime)
+    running = Gateway.start(tmp_path_factory.mktemp("gateway"), extra_env={"AUTH_FAIL_LIMIT": "0"})
     yield running
     running.stop()
 

@@ -173,7 +173,7 @@ def test_a_provider_may_change_the_case_of_its_own_name(admin, add_provider):
     assert response.json()["provider"]["name"] == "GROQ"
 
 
-def test_names_already_differing_only_in_case_survive_the_upgrade(tmp_path, runtime):
+def test_names_already_differing_only_in_case_survive_the_upgrade(tmp_path):
     """A database that holds "Groq" and "groq" from before the rule (migrations up to 0006) is
     migrated without failing; both rows stay and can be edited, and the rule holds from then on."""
     migrations = tmp_path / "migrations-0006"
@@ -186,7 +186,7 @@ def test_names_already_differing_only_in_case_survive_the_upgrade(tmp_path, runt
         for name in ("Groq", "groq")
     ))  # fmt: skip
 
-    gateway = Gateway.start(tmp_path, runtime=runtime)
+    gateway = Gateway.start(tmp_path)
     try:
         headers = {"authorization": f"Bearer {gateway.admin_token}"}
         with httpx.Client(base_url=f"{gateway.url}/api/admin", headers=headers, timeout=30) as admin:

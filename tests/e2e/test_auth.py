@@ -94,12 +94,11 @@ def same_env_token() -> str:
 
 
 @pytest.fixture(scope="module")
-def same_env_gateway(tmp_path_factory: pytest.TempPathFactory, same_env_token: str, runtime: str) -> Iterator[Gateway]:
+def same_env_gateway(tmp_path_factory: pytest.TempPathFactory, same_env_token: str) -> Iterator[Gateway]:
     """Its own runtime, started with API_TOKEN and ADMIN_TOKEN set to one value."""
     running = Gateway.start(
         tmp_path_factory.mktemp("same-token-gateway"),
         extra_env={"API_TOKEN": same_env_token, "ADMIN_TOKEN": same_env_token},
-        runtime=runtime,
     )
     yield running
     running.stop()

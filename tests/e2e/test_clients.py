@@ -262,12 +262,11 @@ PLACEHOLDER_API_TOKEN = "change-me-api-token"  # as in .dev.vars.example
     scope="module",
     params=[pytest.param(PLACEHOLDER_API_TOKEN, id="placeholder"), pytest.param("", id="unset")],
 )
-def tokenless(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, runtime: str) -> Iterator[Gateway]:
+def tokenless(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     """A runtime of its own whose API_TOKEN is the example's placeholder, or not set; the
     failed-auth lock is off unless a test turns it on (conftest's ``gateway`` says why)."""
     running = Gateway.start(
         tmp_path_factory.mktemp("no-api-token"), extra_env={"API_TOKEN": request.param, "AUTH_FAIL_LIMIT": "0"},
-        runtime=runtime,
     )
     yield running
     running.stop()
@@ -413,7 +412,7 @@ def test_no_client_token_in_any_answer_or_log_line(gateway, admin, add_provider)
 # --- Upgrading a database made by 0001 + 0002 ------------------------------------------------
 
 
-def test_a_database_of_0001_and_0002_upgrades_in_place(tmp_path, upstream, runtime):
+def test_a_database_of_0001_and_0002_upgrades_in_place(tmp_path, upstream):
     migrations = tmp_path / "migrations-0002"
     migrations.mkdir()
     for name in ("0001_init.sql", "0002_provider_keys.sql"):
@@ -421,7 +420,7 @@ def test_a_database_of_0001_and_0002_upgrades_in_place(tmp_path, upstream, runti
     d1_apply_migrations(tmp_path / "state", migrations)
     d1_execute(tmp_path / "state", "INSERT INTO settings (key, value) VALUES ('max_body_bytes', '4096')")
 
-    gateway = Gateway.start(tmp_path, runtime=runtime)
+    gateway = Gateway.start(tmp_path)
     try:
         applied = [m["name"] for m in d1_execute(gateway.persist_to, "SELECT name FROM d1_migrations ORDER BY id")]
         assert applied == sorted(p.name for p in (ROOT / "migrations").glob("*.sql"))  # the rest applied

@@ -1207,11 +1207,11 @@ def test_the_clients_panel_says_the_default_client_is_on(page, gateway):
     expect(page.get_by_test_id("default-client")).not_to_contain_text("未设置")
 
 
-def test_the_clients_panel_says_when_the_default_client_is_off(browser, tmp_path, runtime):
+def test_the_clients_panel_says_when_the_default_client_is_off(browser, tmp_path):
     # A runtime of its own whose API_TOKEN is a placeholder (SPEC §14: the default client is off).
     from support.runtime import Gateway
 
-    off = Gateway.start(tmp_path, extra_env={"API_TOKEN": "change-me-to-a-long-random-token"}, runtime=runtime)
+    off = Gateway.start(tmp_path, extra_env={"API_TOKEN": "change-me-to-a-long-random-token"})
     try:
         note = lambda page: page.get_by_test_id("default-client")  # noqa: E731
         with watched_page(browser, off.url, locale="en-US") as opened:
@@ -1234,11 +1234,11 @@ def test_the_clients_panel_says_when_the_default_client_is_off(browser, tmp_path
         off.stop()
 
 
-def test_heights_and_screenshots_at_1280_and_390(browser, tmp_path, runtime, upstream, capsys):
+def test_heights_and_screenshots_at_1280_and_390(browser, tmp_path, upstream, capsys):
     # A runtime of its own: no usage counted by other tests, as when the heights before were taken.
     from support.runtime import Gateway
 
-    fresh = Gateway.start(tmp_path, extra_env={"AUTH_FAIL_LIMIT": "0"}, runtime=runtime)
+    fresh = Gateway.start(tmp_path, extra_env={"AUTH_FAIL_LIMIT": "0"})
     try:
         with httpx.Client(base_url=f"{fresh.url}/api/admin", headers=bearer(fresh.admin_token), timeout=30) as admin:
             sample_data(lambda **f: admin.post("/providers", json={

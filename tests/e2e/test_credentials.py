@@ -17,11 +17,10 @@ SHORT = "short-api-tok"  # 13 characters
 
 
 @pytest.fixture(scope="module")
-def bad_gateway(tmp_path_factory: pytest.TempPathFactory, runtime: str) -> Iterator[Gateway]:
+def bad_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     running = Gateway.start(
         tmp_path_factory.mktemp("bad-secrets"),
         extra_env={"ADMIN_TOKEN": PLACEHOLDER, "API_TOKEN": SHORT, "ENCRYPTION_KEY": ""},
-        runtime=runtime,
     )
     yield running
     running.stop()

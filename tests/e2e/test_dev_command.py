@@ -1,5 +1,5 @@
 """The local development contract (SPEC §11), through the README's own command `scripts/dev`, on
-each runtime (`--runtime node|workerd`): flags, secrets from the env file with the process
+workerd: flags, secrets from the env file with the process
 environment winning, the Ready line, a clean stop on SIGINT and SIGTERM, one log line per request
 (colour on a terminal only), a clear error for a busy port, and an env file with fresh secrets
 when there is none."""
@@ -33,8 +33,8 @@ FILE_API_TOKEN = "file-api-token-0123456789"
 START_TIMEOUT_S = 120
 
 
-def dev_command(tmp_path: Path, port: int, env_file: Path, runtime: str) -> list[str]:
-    return [str(ROOT / "scripts" / "dev"), "--runtime", runtime, "--port", str(port),
+def dev_command(tmp_path: Path, port: int, env_file: Path) -> list[str]:
+    return [str(ROOT / "scripts" / "dev"), "--port", str(port),
             "--persist-to", str(tmp_path / "state"), "--env-file", str(env_file)]
 
 
@@ -68,12 +68,12 @@ def wait_for(read, pattern: re.Pattern[str], process: subprocess.Popen[bytes], w
     raise AssertionError(f"no {what} from scripts/dev:\n{read()}")
 
 
-def start_dev(tmp_path: Path, env: dict[str, str], runtime: str, env_file: Path | None = None,
+def start_dev(tmp_path: Path, env: dict[str, str], env_file: Path | None = None,
               ) -> tuple[subprocess.Popen[bytes], str, Path]:
     """scripts/dev on a free port, its output (stdout and stderr) to a file; waits for Ready."""
     env_file = env_file or write_env_file(tmp_path)
     log_path = tmp_path / "dev.log"
-    process = subprocess.Popen(dev_command(tmp_path, free_port(), env_file, runtime), cwd=ROOT, env=dev_env(env),
+    process = subprocess.Popen(dev_command(tmp_path, free_port(), env_file), cwd=ROOT, env=dev_env(env),
                                stdout=log_path.open("wb"), stderr=subprocess.STDOUT)
     found = wait_for(lambda: log_path.read_text(errors="replace"), READY, process, "Ready line")
     return process, found.group(1), log_path
@@ -85,9 +85,9 @@ def stop_dev(process: subprocess.Popen[bytes]) -> int:
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
-def test_dev_serves_with_the_env_file_and_stops_cleanly(tmp_path, stop, runtime):
+def test_dev_serves_with_the_env_file_and_stops_cleanly(tmp_path, stop):
     env = {"ADMIN_TOKEN": "process-admin-token-0123456789"}
-    process, url, log_path = start_dev(tmp_path, env, runtime)
+    process, url, log_path = start_dev(tmp_path, env)
     try:
         admin = httpx.get(f"{url}/api/admin/settings", headers={"authorization": f"Bearer {env['ADMIN_TOKEN']}"})
         file_admin = httpx.get(f"{url}/api/admin/settings",
@@ -118,9 +118,9 @@ REQUEST_LINE = re.compile(
 
 
 @pytest.fixture(scope="module")
-def dev(tmp_path_factory: pytest.TempPathFactory, runtime: str) -> Iterator[tuple[str, Path]]:
+def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """One scripts/dev for the request-log tests, its output in a file (not a terminal)."""
-    process, url, log_path = start_dev(tmp_path_factory.mktemp("dev"), {}, runtime)
+    process, url, log_path = start_dev(tmp_path_factory.mktemp("dev"), {})
     yield url, log_path
     stop_dev(process)
 
@@ -218,7 +218,7 @@ def test_a_caller_leaving_mid_stream_is_marked(dev, upstream):
                     break
     finally:
         # The rest of the answer comes after the caller left: workerd notices a caller that went
-        # away when it next writes to it (the Node runtime at once, on the socket's close).
+        # away when it next writes to it.
         release.set()
     line = wait_for_request_line(log_path, "leaver/m-leave")
 
@@ -318,14 +318,14 @@ class PtyOutput:
 
 
 @pytest.mark.parametrize(("no_color", "coloured"), [(None, True), ("1", False)], ids=["terminal", "NO_COLOR"])
-def test_request_lines_are_coloured_on_a_terminal_only(tmp_path, no_color, coloured, runtime):
+def test_request_lines_are_coloured_on_a_terminal_only(tmp_path, no_color, coloured):
     secrets = {"ADMIN_TOKEN": f"admin-{'0' * 20}", "API_TOKEN": f"api-{'1' * 20}", "ENCRYPTION_KEY": "cd" * 32}
     env = {k: v for k, v in dev_env(secrets).items() if k != "NO_COLOR"}
     if no_color:
         env["NO_COLOR"] = no_color
     absent = tmp_path / "absent.vars"
     output = PtyOutput()
-    process = subprocess.Popen(dev_command(tmp_path, free_port(), absent, runtime), cwd=ROOT, env=env,
+    process = subprocess.Popen(dev_command(tmp_path, free_port(), absent), cwd=ROOT, env=env,
                                stdout=output.slave, stderr=output.slave)
     os.close(output.slave)
     output.start()
@@ -346,13 +346,13 @@ def test_request_lines_are_coloured_on_a_terminal_only(tmp_path, no_color, colou
     assert not absent.exists()  # secrets came from the environment: no env file written
 
 
-def test_a_busy_port_is_named_with_the_way_out(tmp_path, runtime):
+def test_a_busy_port_is_named_with_the_way_out(tmp_path):
     env_file = write_env_file(tmp_path)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = subprocess.run(dev_command(tmp_path, port, env_file, runtime), cwd=ROOT, env=dev_env({}),
+        result = subprocess.run(dev_command(tmp_path, port, env_file), cwd=ROOT, env=dev_env({}),
                                 capture_output=True, text=True, timeout=START_TIMEOUT_S)
 
     errors = [line for line in result.stderr.splitlines() if not line.startswith("setup: ")]
@@ -365,9 +365,9 @@ def test_a_busy_port_is_named_with_the_way_out(tmp_path, runtime):
     assert not (tmp_path / "state").exists()  # refused before touching the local D1
 
 
-def test_dev_writes_a_missing_env_file_with_fresh_secrets(tmp_path, runtime):
+def test_dev_writes_a_missing_env_file_with_fresh_secrets(tmp_path):
     env_file = tmp_path / "fresh.vars"
-    process, url, log_path = start_dev(tmp_path, {}, runtime, env_file=env_file)
+    process, url, log_path = start_dev(tmp_path, {}, env_file=env_file)
     try:
         values = dict(re.findall(r"^([A-Z_]+)=(.*)$", env_file.read_text(), re.M))
         admin = httpx.get(f"{url}/api/admin/settings", headers={"authorization": f"Bearer {values['ADMIN_TOKEN']}"})
@@ -388,21 +388,3 @@ def test_dev_writes_a_missing_env_file_with_fresh_secrets(tmp_path, runtime):
     assert "not set" not in log  # no warning about missing secrets
     for secret in SECRETS:
         assert values[secret] not in log
-
-
-@pytest.mark.node_only("workerd refuses eval itself; the Node runtime must be told to")
-def test_the_runtime_refuses_to_start_where_eval_would_work(tmp_path, runtime):
-    """workerd refuses ``eval``; a runtime that allowed it would let a Worker that needs it pass
-    every local test and fail once deployed."""
-    env = {**dev_env({}), "PATH": f"{ROOT / 'node_modules' / '.bin'}{os.pathsep}{os.environ['PATH']}"}
-    result = subprocess.run(
-        ["node", str(ROOT / "scripts" / "runtime" / "server.mjs"), "--", "--port", str(free_port()),
-         "--persist-to", str(tmp_path / "state"), "--env-file", str(write_env_file(tmp_path))],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=START_TIMEOUT_S,
-    )
-
-    assert result.returncode == 1
-    assert result.stderr.strip() == (
-        "error: start the local runtime with `node --disallow-code-generation-from-strings` (workerd forbids eval)"
-    )
-    assert not (tmp_path / "state").exists()

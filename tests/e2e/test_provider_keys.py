@@ -494,7 +494,7 @@ def _inserts(table: str, rows: list[dict[str, Any]]) -> str:
     )
 
 
-def test_a_database_of_the_single_key_schema_upgrades_in_place(tmp_path, upstream, runtime):
+def test_a_database_of_the_single_key_schema_upgrades_in_place(tmp_path, upstream):
     """The database is built as the previous release built it, then the runtime of this tree starts
     on it and migrates it in place (as ``wrangler d1 migrations apply`` does on a deployment).
 
@@ -518,7 +518,7 @@ def test_a_database_of_the_single_key_schema_upgrades_in_place(tmp_path, upstrea
     settings = [{"key": k, "value": v} for k, v in OLD_SETTINGS.items()]
     d1_execute(tmp_path / "state", _inserts("providers", rows) + _inserts("settings", settings))
 
-    gateway = Gateway.start(tmp_path, extra_env={"ENCRYPTION_KEY": OLD_ENCRYPTION_KEY}, runtime=runtime)
+    gateway = Gateway.start(tmp_path, extra_env={"ENCRYPTION_KEY": OLD_ENCRYPTION_KEY})
     try:
         _check_upgraded(gateway, upstream)
     finally:

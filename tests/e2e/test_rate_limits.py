@@ -335,9 +335,9 @@ def test_when_d1_cannot_count_the_limits_fail_open_and_tokens_still_hold(gateway
 # --- The default ------------------------------------------------------------------------------
 
 
-def test_by_default_ten_failed_checks_lock_an_address(tmp_path, runtime):
+def test_by_default_ten_failed_checks_lock_an_address(tmp_path):
     """A runtime of its own, with no limit set anywhere: the default lock is on."""
-    gateway = Gateway.start(tmp_path, runtime=runtime)
+    gateway = Gateway.start(tmp_path)
     try:
         next_window(gateway)  # ten checks split across two windows would lock nothing
         ip = new_ip()

@@ -12,7 +12,7 @@ from support.runtime import Gateway
 
 
 @pytest.fixture(scope="module")
-def env_gateway(tmp_path_factory: pytest.TempPathFactory, runtime: str) -> Iterator[Gateway]:
+def env_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     running = Gateway.start(
         tmp_path_factory.mktemp("env-gateway"),
         extra_env={
@@ -21,7 +21,6 @@ def env_gateway(tmp_path_factory: pytest.TempPathFactory, runtime: str) -> Itera
             "MODEL_ALIASES": '{"claude-*haiku*": "small", "claude-*": "auto"}',
             "STREAM_RESCUE": "1",
         },
-        runtime=runtime,
     )
     yield running
     running.stop()

@@ -1,5 +1,5 @@
 """The config page as Workers Static Assets (SPEC §8.1, §14): ``public/`` served with the headers of
-``public/_headers`` by Miniflare's asset router on both runtimes, as in production, while every API
+``public/_headers`` by Miniflare's asset router on workerd, as in production, while every API
 path stays the Worker's."""
 
 from __future__ import annotations

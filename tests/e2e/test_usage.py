@@ -164,9 +164,9 @@ def test_a_flush_writes_a_minute_of_requests_in_one_batch_not_a_row_per_request(
     assert row["n"] == 1 + 11
 
 
-def test_a_restarted_isolate_loses_only_what_it_counted_since_its_last_flush(runtime, tmp_path, upstream):
+def test_a_restarted_isolate_loses_only_what_it_counted_since_its_last_flush(tmp_path, upstream):
     def start() -> Gateway:
-        return Gateway.start(tmp_path, extra_env={"AUTH_FAIL_LIMIT": "0"}, runtime=runtime)
+        return Gateway.start(tmp_path, extra_env={"AUTH_FAIL_LIMIT": "0"})
 
     def ask(running: Gateway) -> None:
         answer = httpx.post(f"{running.url}/v1/chat/completions", json=BODY, timeout=30,

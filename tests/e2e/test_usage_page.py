@@ -37,9 +37,9 @@ API_REQUESTS = 21
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory, runtime: str) -> Iterator[Gateway]:
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     """This module's runtime: usage counted by other tests' traffic would change every number."""
-    running = Gateway.start(tmp_path_factory.mktemp("usage"), extra_env={"AUTH_FAIL_LIMIT": "0"}, runtime=runtime)
+    running = Gateway.start(tmp_path_factory.mktemp("usage"), extra_env={"AUTH_FAIL_LIMIT": "0"})
     yield running
     running.stop()
 

@@ -18,10 +18,10 @@ WARM_REQUESTS = 600
 
 
 @pytest.fixture
-def warm(tmp_path: Path, upstream: FakeUpstream, runtime: str) -> Iterator[httpx.Client]:
+def warm(tmp_path: Path, upstream: FakeUpstream) -> Iterator[httpx.Client]:
     """A runtime of its own (the shared one is warmed by whatever ran before), with a provider,
     after ``WARM_REQUESTS`` non-streamed answers."""
-    gateway = Gateway.start(tmp_path, runtime=runtime)
+    gateway = Gateway.start(tmp_path)
     try:
         admin = {"authorization": f"Bearer {gateway.admin_token}"}
         httpx.post(f"{gateway.url}/api/admin/providers", headers=admin, json={

@@ -1,6 +1,5 @@
-"""Starting the Worker in a local runtime for end-to-end tests: the Node runtime
-(scripts/runtime/server.mjs: Node + Pyodide) or the workerd runtime (scripts/runtime/workerd.mjs:
-workerd itself), which serve the same Worker with the same hooks (SPEC §11)."""
+"""Starting the Worker on the local runtime for end-to-end tests and benchmarks: workerd itself,
+through the README's own ``scripts/dev`` (SPEC §11), with the tests' hooks set in its environment."""
 
 from __future__ import annotations
 
@@ -19,17 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 NODE_BIN = ROOT / "node_modules" / ".bin"
 READY = re.compile(r"Ready on (http://127\.0\.0\.1:\d+)")
 STARTUP_TIMEOUT_S = 90
-RUNTIMES = ("node", "workerd")
-# Each runtime's launcher; the Node one must refuse eval, as workerd does.
-_LAUNCH = {
-    "node": ("node", "--disallow-code-generation-from-strings", "{node_args}", "scripts/runtime/server.mjs"),
-    "workerd": ("node", "{node_args}", "scripts/runtime/workerd.mjs"),
-}
+DEV = ROOT / "scripts" / "dev"
 # The tests' clock (scripts/runtime/testclock.c): preloaded into the runtime's processes, it adds
 # the milliseconds written in a file to their wall clock.
 TESTCLOCK = ROOT / ".cache" / "testclock.so"
 
-__all__ = ["Gateway", "ROOT", "RUNTIMES", "free_port", "runtime_command"]
+__all__ = ["Gateway", "ROOT", "free_port", "logged"]
 
 
 # Starts of a runtime whose port was taken meanwhile, before giving up.
@@ -40,17 +34,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def runtime_command(runtime: str, *args: str, node_args: tuple[str, ...] = ()) -> list[str]:
-    """The command line that starts ``runtime`` (``node`` or ``workerd``) with ``args``."""
-    command: list[str] = []
-    for part in _LAUNCH[runtime]:
-        if part == "{node_args}":
-            command += node_args
-        else:
-            command.append(str(ROOT / part) if part.startswith("scripts/") else part)
-    return [*command, "--", *args]
 
 
 @dataclass
@@ -65,12 +48,10 @@ class Gateway:
     admin_token: str
     encryption_key: str
     clock_path: Path
-    runtime: str
 
     @classmethod
-    def start(cls, workdir: Path, extra_env: dict[str, str] | None = None, node_args: tuple[str, ...] = (),
-              runtime: str = "node") -> Gateway:
-        """Start ``runtime`` on a free port with fresh secrets, D1 statements traced and the
+    def start(cls, workdir: Path, extra_env: dict[str, str] | None = None) -> Gateway:
+        """Start ``scripts/dev`` on a free port with fresh secrets, D1 statements traced and the
         tests' clock preloaded; returns once it printed Ready (the Worker answers)."""
         persist_to = workdir / "state"
         log_path = workdir / "runtime.log"
@@ -93,13 +74,12 @@ class Gateway:
         # source port comes from the same range): the runtime then says so and exits, and another
         # port is tried.
         for _ in range(PORT_TRIES):
-            args = runtime_command(
-                runtime,
+            args = [
+                str(DEV),
                 "--port", str(free_port()),
                 "--persist-to", str(persist_to),
                 "--env-file", str(workdir / "absent.dev.vars"),
-                node_args=node_args,
-            )
+            ]
             log = log_path.open("wb")
             process = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
             deadline = time.monotonic() + STARTUP_TIMEOUT_S
@@ -107,7 +87,7 @@ class Gateway:
                 found = READY.search(log_path.read_text(errors="replace"))
                 if found:
                     return cls(found.group(1), process, log_path, persist_to, api_token, admin_token, encryption_key,
-                               clock_path, runtime)
+                               clock_path)
                 if process.poll() is not None:
                     break
                 time.sleep(0.05)  # polling a log file for the start-up line, not timing a behaviour
@@ -115,7 +95,7 @@ class Gateway:
             process.wait()
             if "already in use" not in log_path.read_text(errors="replace"):
                 break
-        raise RuntimeError(f"{runtime} runtime did not start:\n{log_path.read_text(errors='replace')}")
+        raise RuntimeError(f"the runtime did not start:\n{log_path.read_text(errors='replace')}")
 
     def advance_clock(self, ms: int) -> int:
         """Move the Worker's wall clock ``ms`` ahead (the tests' clock); its new time."""

@@ -1,7 +1,7 @@
-"""The two local runtimes run what production runs, pinned together (issue 18): workerd, the
-Miniflare that drives it and wrangler's own are one release; the npm Pyodide that both runtimes
-load is the one workerd's dev release expects (scripts/runtime/pyodide_bundle.py builds workerd's
-bundle from it); and the bundle builder writes what workerd reads."""
+"""The local runtime runs what production runs, pinned together (issue 18): workerd, the
+Miniflare that drives it and wrangler's own are one release; the npm Pyodide of workerd's bundle
+and of scripts/profile is the one workerd's dev release expects (scripts/runtime/pyodide_bundle.py
+builds the bundle from it); and the bundle builder writes what workerd reads."""
 
 from __future__ import annotations
 

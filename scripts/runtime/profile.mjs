@@ -1,9 +1,16 @@
-// Python side of the local runtime: npm pyodide 314 (the Python of production), the project's
-// pinned wheels, the two modules workerd provides, and src/ mounted where workerd puts it.
+// Runs a Python file inside Node's Pyodide (npm pyodide 314, the Python of production), with the
+// project's pinned wheels, the two modules workerd provides, and the Worker's source mounted where
+// workerd puts it (its path is passed to the file as sys.argv[1]) but not imported:
+//   node scripts/runtime/profile.mjs FILE [--src DIR]        (scripts/profile runs it)
+// Why it exists beside workerd: workerd's clocks stand still while code runs (Spectre mitigation),
+// so no timer inside its isolate can measure the Worker's own work; here cProfile and
+// time.process_time can (scripts/bench_relay.py). It serves no request and runs no test.
 import fs from "node:fs";
 import path from "node:path";
+import { parseArgs } from "node:util";
 import { loadPyodide } from "pyodide";
 
+const ROOT = path.resolve(new URL("../..", import.meta.url).pathname);
 
 // workerd mounts the worker's files under /session/metadata and puts the main module's folder on
 // sys.path (PLATFORM-NOTES §3.1).
@@ -15,29 +22,17 @@ const COMPAT_FLAGS = {
   python_workflows_implicit_dependencies: true,
 };
 
-/**
- * The `_pyodide_entrypoint_helper` module. `patchWaitUntil` mirrors workerd's: a Python awaitable
- * handed to `ctx.waitUntil` is a borrowed proxy, so it is copied, awaited, then destroyed.
- */
+/** The `_pyodide_entrypoint_helper` module that the SDK imports; nothing here calls into it. */
 function entrypointHelper(env) {
   const notHere = (name) => () => {
-    throw new Error(`${name} is not available in the local runtime`);
+    throw new Error(`${name} is not available in scripts/profile`);
   };
   return {
     cloudflareWorkersModule: { env, waitUntil: notHere("cloudflare:workers waitUntil") },
     cloudflareSocketsModule: {},
     doAnImport: notHere("doAnImport"),
     patch_env_helper: notHere("patch_env"),
-    patchWaitUntil(ctx) {
-      if (ctx.__patched) return;
-      const waitUntil = ctx.waitUntil.bind(ctx);
-      ctx.waitUntil = (awaitable) => {
-        const owned = typeof awaitable?.copy === "function" ? awaitable.copy() : awaitable;
-        const settled = Promise.resolve(owned).finally(() => owned?.destroy?.());
-        waitUntil(settled);
-      };
-      ctx.__patched = true;
-    },
+    patchWaitUntil: notHere("patchWaitUntil"),
   };
 }
 
@@ -97,11 +92,9 @@ function installWorkerdStreams() {
 
 /**
  * Load Pyodide as workerd would present it to the Worker: the wheels installed, the workerd
- * modules registered, `srcDir` mounted and on sys.path. Nothing of the Worker is imported yet.
+ * modules registered, `srcDir` mounted (not on sys.path: the file run puts it there).
  */
-export const WORKER_PATH = WORKER_DIR;
-
-export async function loadPython({ srcDir, wheelDir, env }) {
+async function loadPython({ srcDir, wheelDir, env }) {
   installWorkerdStreams();
   const pyodide = await loadPyodide({ stdout: (s) => console.log(s), stderr: (s) => console.error(s) });
   const wheels = fs.readdirSync(wheelDir).filter((f) => f.endsWith(".whl")).sort();
@@ -113,25 +106,13 @@ export async function loadPython({ srcDir, wheelDir, env }) {
   pyodide.registerJsModule("_cloudflare_compat_flags", COMPAT_FLAGS);
   pyodide.FS.mkdirTree(WORKER_DIR);
   pyodide.mountNodeFS(WORKER_DIR, path.resolve(srcDir));
-  pyodide.FS.mkdirTree("/runtime");
-  pyodide.FS.writeFile("/runtime/_local_dispatch.py", fs.readFileSync(new URL("./dispatch.py", import.meta.url)));
-  pyodide.runPython(`
-import sys
-sys.path[:0] = ["${WORKER_DIR}", "/runtime"]
-`);
   return pyodide;
 }
 
-/**
- * `loadPython`, then import the entry module and warn about unusable secrets in `env` (the
- * Worker's own rule, `gateway.core.credentials`, so the warning and the 503 cannot disagree).
- * @returns the Python coroutine functions `dispatch(ctx, env, request)` (a fetch event) and
- * `scheduled(ctx, env, controller)` (a Cron Trigger's event), and `module` (dispatch.py itself).
- */
-export async function loadWorker({ srcDir, wheelDir, entryModule, env }) {
-  const pyodide = await loadPython({ srcDir, wheelDir, env });
-  const dispatch = pyodide.pyimport("_local_dispatch");
-  await dispatch.load(entryModule);
-  dispatch.warn_about_credentials(env);
-  return { pyodide, dispatch: dispatch.dispatch, scheduled: dispatch.scheduled, module: dispatch };
-}
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { src: { type: "string", default: path.join(ROOT, "src") } },
+});
+const pyodide = await loadPython({ srcDir: values.src, wheelDir: path.join(ROOT, ".cache", "wheels"), env: {} });
+pyodide.runPython(`import sys; sys.argv = ["${positionals[0]}", "${WORKER_DIR}"]`);
+await pyodide.runPythonAsync(fs.readFileSync(positionals[0], "utf8"));
