@@ -73,7 +73,9 @@ def _reset(client: httpx.Client, gateway: Gateway | None = None) -> None:
     for named in client.get("/clients").raise_for_status().json()["clients"]:
         client.delete(f"/clients/{named['id']}").raise_for_status()
     settings = client.get("/settings").raise_for_status().json()["settings"]
-    client.put("/settings", json={key: None for key in settings}).raise_for_status()
+    stored = {key: None for key, setting in settings.items() if setting["source"] == "d1"}
+    if stored:
+        client.put("/settings", json=stored).raise_for_status()
     client.post("/cooldowns/clear").raise_for_status()
 
 
