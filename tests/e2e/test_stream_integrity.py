@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import httpx
 import pytest
@@ -112,6 +113,37 @@ def test_stall_ends_the_stream_with_a_stream_error(gateway, api, admin, pair, up
     assert (error["type"], error["code"]) == ("stream_error", "stream_stalled")
     assert len(events) == 2
     assert logged(gateway, f"stream failed: stalled (via A/m, request {headers['x-request-id']})")
+
+
+def test_a_stalled_upstream_is_cancelled(api, admin, pair, upstream):
+    admin.put("/settings", json={"stream_stall_ms": 300}).raise_for_status()
+    # A first event, then nothing more and no end: the upstream holds its connection open.
+    upstream.queue(Sse([chunk("m", "start")], done=False, keep_open=True))
+
+    _, _, events = stream(api)
+
+    assert json.loads(events[-1])["error"]["code"] == "stream_stalled"
+    assert upstream.disconnected.wait(timeout=5)  # the gateway closed the upstream's connection
+
+
+def test_a_caller_reading_slowly_gets_the_whole_answer_not_a_stall(api, admin, pair, upstream):
+    admin.put("/settings", json={"stream_stall_ms": 300}).raise_for_status()
+    # ~8 MB, more than the connection to the caller buffers: while the caller pauses, the gateway
+    # cannot send the answer on, though the upstream has sent it all.
+    pieces = [f"{i:03d}{'x' * 10_000}" for i in range(800)]
+    upstream.queue(Sse([chunk("m", piece) for piece in pieces] + [chunk("m", None, "stop")]))
+
+    reads = []
+    with api.stream("POST", "/chat/completions", json=STREAM) as response:
+        for data in response.iter_bytes():
+            reads.append(data)
+            if len(reads) <= 3:
+                time.sleep(0.6)  # the caller's own pace: twice the stall period between reads
+    events = [line[6:] for line in b"".join(reads).decode().splitlines() if line.startswith("data: ")]
+
+    assert events[-1] == "[DONE]"
+    assert not any('"stream_error"' in e for e in events)
+    assert [json.loads(e)["choices"][0]["delta"].get("content") for e in events[:-1]] == [*pieces, None]
 
 
 def test_every_stream_failing_before_the_first_chunk_is_an_honest_error(api, pair, upstream):

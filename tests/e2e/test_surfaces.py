@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -343,7 +344,48 @@ def test_a_stall_after_the_first_event_ends_with_the_surfaces_error(ask, surface
 
     assert exchange.status == 200
     assert_error_end(surface, exchange.reading)
+    assert "no data from the upstream" in exchange.reading.error
     assert exchange.reading.text == sent_text(2)
+
+
+[ANTHROPIC] = [s for s in SURFACES if s.id == "anthropic"]
+
+
+def test_a_caller_reading_a_translated_stream_slowly_gets_the_whole_answer_not_a_stall(client, gateway, pair,
+                                                                                       upstream, stall_ms):
+    # ~8 MB, more than the connection to the caller buffers: while the caller pauses, the gateway
+    # cannot send the answer on, though the upstream has sent it all.
+    pieces = [f"{i:03d}{'x' * 10_000}\n" for i in range(800)]
+    upstream.queue(Sse(stream_events("m", text="".join(pieces), pieces=len(pieces))))
+
+    path, body = ANTHROPIC.path("m", True), ANTHROPIC.body("m", True)
+    reads = []
+    with client.stream("POST", path, json=body, headers=ANTHROPIC.headers(gateway.api_token)) as response:
+        for data in response.iter_bytes():
+            reads.append(data)
+            if len(reads) <= 3:
+                time.sleep(0.6)  # the caller's own pace: more than twice the stall period between reads
+    reading = ANTHROPIC.read_stream(b"".join(reads))
+
+    assert (reading.problems, reading.finished, reading.error) == ([], True, None)
+    assert reading.text.splitlines(keepends=True) == pieces
+
+
+# The relay reads its inbox in batches sized by the stream's pace (shell/translation.py), so the last
+# batch, [DONE] in it, may wait in the inbox until the upstream ends or stalls: an upstream that
+# keeps its connection open after [DONE] is ended at the stall period (the smallest here), and the
+# held end still ends the answer as finished.
+def test_done_ends_a_translated_answer_even_if_the_upstream_keeps_its_connection_open(client, gateway, pair,
+                                                                                    upstream, stall_ms):
+    # [DONE], then nothing more and no end.
+    upstream.queue(Sse(stream_events("m", text=TEXT, pieces=12), keep_open=True))
+
+    path, body = ANTHROPIC.path("m", True), ANTHROPIC.body("m", True)
+    with client.stream("POST", path, json=body, headers=ANTHROPIC.headers(gateway.api_token), timeout=10) as response:
+        reading = ANTHROPIC.read_stream(response.read())
+
+    assert (reading.problems, reading.text, reading.finished, reading.error) == ([], TEXT, True, None)
+    assert upstream.disconnected.wait(timeout=5)  # the gateway closed the upstream's connection
 
 
 @by_surface

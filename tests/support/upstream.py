@@ -23,6 +23,7 @@ decides exactly when the upstream goes on (e.g. after it has seen the first chun
 from __future__ import annotations
 
 import json
+import select
 import socket
 import struct
 import threading
@@ -109,7 +110,10 @@ class Sse:
     ``gates[i]``, if present, is waited on before event ``i`` is sent (and, with ``i`` equal to
     the number of events, before the stream ends). ``done`` appends ``data: [DONE]``. ``reset``
     ends with a connection reset instead of a proper end of the chunked body. ``pace_s`` spaces
-    the events out as a model's tokens arrive (the benchmarks: one event per upstream read)."""
+    the events out as a model's tokens arrive (the benchmarks: one event per upstream read).
+    ``keep_open``: after the last event (``[DONE]`` included) the stream neither ends nor sends
+    anything more, until the gateway closes the connection (``disconnected`` is set then) or the
+    fake is reset."""
 
     events: list[Any]
     done: bool = True
@@ -117,6 +121,8 @@ class Sse:
     content_type: str = "text/event-stream"
     reset: bool = False
     pace_s: float = 0.0
+    keep_open: bool = False
+    released: threading.Event = field(default_factory=threading.Event, repr=False)  # ends keep_open
 
 
 @dataclass
@@ -210,7 +216,7 @@ class PerKey:
 
 
 def _is_held(step: Any) -> bool:
-    return isinstance(step, Hang) or (isinstance(step, Sse) and bool(step.gates))
+    return isinstance(step, Hang) or (isinstance(step, Sse) and (bool(step.gates) or step.keep_open))
 
 
 def _held_steps(steps: tuple[Any, ...]) -> list[Hang | Sse]:
@@ -260,7 +266,7 @@ class ScriptedServer:
         """Let every held step go on: a test never leaves the fake's threads waiting."""
         with self._lock:
             for step in self._held:
-                for event in (step.release,) if isinstance(step, Hang) else step.gates.values():
+                for event in (step.release,) if isinstance(step, Hang) else (*step.gates.values(), step.released):
                     event.set()
             self._held.clear()
 
@@ -419,10 +425,29 @@ class FakeUpstream(ScriptedServer):
                     self._chunk(f"data: {text}\n\n".encode())
                 if len(events) in step.gates:
                     step.gates[len(events)].wait(timeout=60)
-                if step.reset:
+                if step.keep_open:
+                    self._hold_open(step.released)
+                elif step.reset:
                     self._reset()
                 else:
                     self._chunk(b"")
+
+            def _hold_open(self, released: threading.Event) -> None:
+                """Send nothing and keep the connection until the gateway closes it (it sends
+                nothing more on it: the socket turns readable at its close) or ``released``."""
+                self.close_connection = True
+                deadline = time.monotonic() + 60
+                while not released.is_set() and time.monotonic() < deadline:
+                    # A short wait per look, so that a reset of the fake ends the hold.
+                    if not select.select([self.connection], [], [], 0.05)[0]:
+                        continue
+                    try:
+                        closed = self.connection.recv(1, socket.MSG_PEEK) == b""
+                    except OSError:  # a reset
+                        closed = True
+                    if closed:
+                        upstream.disconnected.set()
+                    return
 
             def _chunk(self, data: bytes) -> None:
                 try:
