@@ -126,6 +126,19 @@ def test_a_stalled_upstream_is_cancelled(api, admin, pair, upstream):
     assert upstream.disconnected.wait(timeout=5)  # the gateway closed the upstream's connection
 
 
+def test_done_ends_the_answer_even_if_the_upstream_keeps_its_connection_open(api, admin, pair, upstream):
+    admin.put("/settings", json={"stream_stall_ms": 300}).raise_for_status()
+    # [DONE], then nothing more and no end: the answer is whole, so its end at the stall period
+    # is no stall (never an error after a complete answer).
+    upstream.queue(Sse([chunk("m", "all"), chunk("m", None, "stop")], keep_open=True))
+
+    _, _, events = stream(api)
+
+    assert events[-1] == "[DONE]"
+    assert not any('"stream_error"' in e for e in events)
+    assert upstream.disconnected.wait(timeout=5)  # the gateway closed the upstream's connection
+
+
 def test_a_caller_reading_slowly_gets_the_whole_answer_not_a_stall(api, admin, pair, upstream):
     admin.put("/settings", json={"stream_stall_ms": 300}).raise_for_status()
     # ~8 MB, more than the connection to the caller buffers: while the caller pauses, the gateway

@@ -268,6 +268,8 @@ class Relay:
             await fulfilled(cancelled)
             if caller_gone:
                 return None  # no one to tell
+            if self._stalled and ended_properly(self._tail):
+                return None  # a whole answer whose upstream kept its connection open after it
             return StreamFailure.STALLED if self._stalled else StreamFailure.CUT
         while not self._ended:
             fresh = self._pending_read is None
