@@ -7,8 +7,8 @@ an upstream error, a close without a proper end, or a stall ends the stream with
 ``stream_error`` event and no ``[DONE]``.
 
 Such an end is a ``StreamFailure``, and ``log_failure`` reports each on the ``fllmapi`` logger, one
-warning line naming the request's id (``X-Request-Id``), as ``wrangler tail`` shows it; the dev
-runtimes read that line to mark the request's own (scripts/runtime/logline.mjs). The status was
+warning line naming the request's id (``X-Request-Id``), as ``wrangler tail`` shows it; the local
+runtime reads that line to mark the request's own (scripts/runtime/logline.mjs). The status was
 sent long before, so the log is where such an end shows. ``translation.TranslatedRelay`` ends its
 streams the same ways and reports them alike.
 
@@ -94,7 +94,7 @@ def failure_message(failure: StreamFailure, label: str, stall_s: float) -> str:
 def log_failure(failure: StreamFailure, label: str, request_id: str | None) -> None:
     """Warn ``stream failed: <failure> (via <label>, request <request_id>)``, without the request
     part when there is no id. No key and no byte of the stream: the label is the routed-via name.
-    The dev runtimes parse this line (logline.mjs, ``StreamFailures``): keep the two in step."""
+    The local runtime parses this line (logline.mjs, ``StreamFailures``): keep the two in step."""
     if request_id is None:
         logger.warning("stream failed: %s (via %s)", failure.value, label)
     else:
@@ -103,7 +103,7 @@ def log_failure(failure: StreamFailure, label: str, request_id: str | None) -> N
 
 def log_rescue(fault: object, label: str, request_id: str | None, rescued: Any) -> None:
     """Warn ``stream rescued: <fault> (via <label>, request <request_id>) by <provider/model>
-    (<method>)`` (SPEC §16): the cut is said, and who finished the answer. The dev runtimes parse
+    (<method>)`` (SPEC §16): the cut is said, and who finished the answer. The local runtime parses
     this line as they do ``log_failure``'s (logline.mjs): keep the two in step."""
     logger.warning(
         "stream rescued: %s (via %s, request %s) by %s (%s)", fault, label, request_id, rescued.label, rescued.method
@@ -231,7 +231,7 @@ class Relay:
             failure = StreamFailure.GATEWAY
         writer = self._writer or self._pipe.writable.getWriter()  # _forward takes it after the pipe
         if failure is not None:
-            # Logged before the stream ends: the dev runtimes print the request's line at its end
+            # Logged before the stream ends: the local runtime prints the request's line at its end
             # and look for this one then.
             log_failure(failure, self._label, self._request_id)
             message = failure_message(failure, self._label, self._stall_s)
@@ -269,7 +269,7 @@ class Relay:
             if caller_gone:
                 return None  # no one to tell
             if self._stalled and ended_properly(self._tail):
-                return None  # a whole answer whose upstream kept its connection open after it
+                return None  # a whole answer ([DONE], or its finish_reason) whose upstream kept its connection open
             return StreamFailure.STALLED if self._stalled else StreamFailure.CUT
         while not self._ended:
             fresh = self._pending_read is None
