@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import signal
 import statistics
@@ -47,7 +46,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.runtime import Gateway  # noqa: E402
 from support.openrouter import FakeOpenRouter, endpoint  # noqa: E402
-from support.upstream import FakeUpstream, Json, PerKey, Sse, chunk, completion  # noqa: E402
+from support.upstream import FakeUpstream, Json, Sse, chunk, completion  # noqa: E402
 
 WARMUP = 200  # V8 and the upstream connection pool settle first: the figures are steady-state
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "1000"))

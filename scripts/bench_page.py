@@ -14,6 +14,7 @@ Figures, not assertions.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import re
@@ -77,8 +78,10 @@ def main() -> None:
     from support.runtime import Gateway
     sys.path.insert(0, str(HERE))
 
+    # A checkout from before 2026-12-03 had two runtimes, the Node one by default: workerd, as here.
+    older = {"runtime": "workerd"} if "runtime" in inspect.signature(Gateway.start).parameters else {}
     with tempfile.TemporaryDirectory() as workdir:
-        gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_TRACE_D1": "0", "LD_PRELOAD": ""})
+        gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_TRACE_D1": "0", "LD_PRELOAD": ""}, **older)
         try:
             figures = measure(gateway)
         finally:

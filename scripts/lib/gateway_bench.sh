@@ -16,6 +16,7 @@ gateway_pid= gateway_token= gateway_work=
 
 gateway_start() {
   local port=$1 upstream=$2
+  scripts/setup  # before the wait for Ready below: a first run installs
   gateway_work=$(mktemp -d "${TMPDIR:-/tmp}/bench-peers.XXXXXX")
   local api_token admin_token
   api_token=api-$(python3 -c 'import secrets; print(secrets.token_hex(16))')
@@ -32,6 +33,7 @@ VARS
     kill -0 "$gateway_pid" 2>/dev/null || { cat "$gateway_work/gateway.log" >&2; exit 1; }
     sleep 0.25
   done
+  grep -q "^Ready on" "$gateway_work/gateway.log" || { cat "$gateway_work/gateway.log" >&2; echo "gateway_start: not ready after 60 s" >&2; exit 1; }
 
   local base=http://127.0.0.1:$port/api/admin
   local admin=(curl -fsS -H "authorization: Bearer $admin_token" -H "content-type: application/json")

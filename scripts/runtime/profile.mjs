@@ -1,13 +1,12 @@
 // Runs a Python file inside Node's Pyodide (npm pyodide 314, the Python of production), with the
 // project's pinned wheels, the two modules workerd provides, and the Worker's source mounted where
 // workerd puts it (its path is passed to the file as sys.argv[1]) but not imported:
-//   node scripts/runtime/profile.mjs FILE [--src DIR]        (scripts/profile runs it)
+//   node scripts/runtime/profile.mjs FILE        (scripts/profile runs it)
 // Why it exists beside workerd: workerd's clocks stand still while code runs (Spectre mitigation),
 // so no timer inside its isolate can measure the Worker's own work; here cProfile and
 // time.process_time can (scripts/bench_relay.py). It serves no request and runs no test.
 import fs from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { loadPyodide } from "pyodide";
 
 const ROOT = path.resolve(new URL("../..", import.meta.url).pathname);
@@ -109,10 +108,8 @@ async function loadPython({ srcDir, wheelDir, env }) {
   return pyodide;
 }
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: { src: { type: "string", default: path.join(ROOT, "src") } },
-});
-const pyodide = await loadPython({ srcDir: values.src, wheelDir: path.join(ROOT, ".cache", "wheels"), env: {} });
-pyodide.runPython(`import sys; sys.argv = ["${positionals[0]}", "${WORKER_DIR}"]`);
-await pyodide.runPythonAsync(fs.readFileSync(positionals[0], "utf8"));
+const file = process.argv[2];
+const pyodide = await loadPython({ srcDir: path.join(ROOT, "src"), wheelDir: path.join(ROOT, ".cache", "wheels"), env: {} });
+pyodide.globals.set("_argv", pyodide.toPy([file, WORKER_DIR]));
+pyodide.runPython("import sys; sys.argv = list(_argv); del _argv");
+await pyodide.runPythonAsync(fs.readFileSync(file, "utf8"));

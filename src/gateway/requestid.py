@@ -1,5 +1,5 @@
 """Request ids (issue 19): each routed answer's ``X-Request-Id``, which the Worker's log lines about
-that request name too (``wrangler tail``; the dev runtimes' request line, scripts/runtime/logline.mjs),
+that request name too (``wrangler tail``; the local runtime's request line, scripts/runtime/logline.mjs),
 so a line can be matched to the answer a client got.
 
 An id is ``<isolate>-<n>``: a few hex characters drawn on the isolate's first id, then how many

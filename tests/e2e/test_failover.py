@@ -53,7 +53,7 @@ class RetryAt:
         pytest.param(Json({"error": {"message": "boom"}}, 500), "upstream_error", "heuristic", 500, 85_000, 90_000,
                      id="500"),
         pytest.param(Reset(), "network", "heuristic", None, 85_000, 90_000, id="connection-reset"),
-        # A step that holds a request is made per run (a factory): each runtime's run needs its own.
+        # A step that holds a request is made per run (a factory): each run of the test needs its own.
         pytest.param(Hang, "timeout", "heuristic", None, 85_000, 90_000, id="timeout"),
     ],
 )

@@ -1,7 +1,9 @@
 """A warm runtime keeps serving streams. After a few hundred requests V8 has optimized the hot
 code, and a stream's first JS callback into Python then runs through its deoptimizer: a
 ``TransformStream`` whose ``start`` was a Python proxy crashed Node 22 there ("unreachable code")
-and took the whole runtime down on the first stream after 500 answers."""
+and took the whole runtime down on the first stream after 500 answers (found on the Node runtime,
+since removed; the relays keep native callbacks, shell/translation.py, and workerd's V8 is
+guarded here the same way)."""
 
 from __future__ import annotations
 

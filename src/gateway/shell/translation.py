@@ -274,8 +274,8 @@ class TranslatedRelay:
         return self._scrubbed(out)
 
     def _fail(self, failure: StreamFailure) -> bytes:
-        """The surface's error event for ``failure``, logged before it is sent (the dev runtimes
-        look for the line when the stream ends); ``b""``, and nothing logged, when the stream has
+        """The surface's error event for ``failure``, logged before it is sent (the local runtime
+        looks for the line when the stream ends); ``b""``, and nothing logged, when the stream has
         already ended: the upstream's own error event ended it (the translator's contract)."""
         return self._fail_with(failure, failure_message(failure, self._label, self._stall_s))
 
