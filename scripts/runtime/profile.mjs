@@ -22,12 +22,12 @@ const COMPAT_FLAGS = {
 };
 
 /** The `_pyodide_entrypoint_helper` module that the SDK imports; nothing here calls into it. */
-function entrypointHelper(env) {
+function entrypointHelper() {
   const notHere = (name) => () => {
     throw new Error(`${name} is not available in scripts/profile`);
   };
   return {
-    cloudflareWorkersModule: { env, waitUntil: notHere("cloudflare:workers waitUntil") },
+    cloudflareWorkersModule: { env: {}, waitUntil: notHere("cloudflare:workers waitUntil") },
     cloudflareSocketsModule: {},
     doAnImport: notHere("doAnImport"),
     patch_env_helper: notHere("patch_env"),
@@ -91,9 +91,10 @@ function installWorkerdStreams() {
 
 /**
  * Load Pyodide as workerd would present it to the Worker: the wheels installed, the workerd
- * modules registered, `srcDir` mounted (not on sys.path: the file run puts it there).
+ * modules registered, src/ mounted (not on sys.path: the file run puts it there).
  */
-async function loadPython({ srcDir, wheelDir, env }) {
+async function loadPython() {
+  const wheelDir = path.join(ROOT, ".cache", "wheels");
   installWorkerdStreams();
   const pyodide = await loadPyodide({ stdout: (s) => console.log(s), stderr: (s) => console.error(s) });
   const wheels = fs.readdirSync(wheelDir).filter((f) => f.endsWith(".whl")).sort();
@@ -101,15 +102,15 @@ async function loadPython({ srcDir, wheelDir, env }) {
   for (const wheel of wheels) {
     pyodide.unpackArchive(new Uint8Array(fs.readFileSync(path.join(wheelDir, wheel))), "wheel");
   }
-  pyodide.registerJsModule("_pyodide_entrypoint_helper", entrypointHelper(env));
+  pyodide.registerJsModule("_pyodide_entrypoint_helper", entrypointHelper());
   pyodide.registerJsModule("_cloudflare_compat_flags", COMPAT_FLAGS);
   pyodide.FS.mkdirTree(WORKER_DIR);
-  pyodide.mountNodeFS(WORKER_DIR, path.resolve(srcDir));
+  pyodide.mountNodeFS(WORKER_DIR, path.join(ROOT, "src"));
   return pyodide;
 }
 
 const file = process.argv[2];
-const pyodide = await loadPython({ srcDir: path.join(ROOT, "src"), wheelDir: path.join(ROOT, ".cache", "wheels"), env: {} });
+const pyodide = await loadPython();
 pyodide.globals.set("_argv", pyodide.toPy([file, WORKER_DIR]));
 pyodide.runPython("import sys; sys.argv = list(_argv); del _argv");
 await pyodide.runPythonAsync(fs.readFileSync(file, "utf8"));
