@@ -5,8 +5,8 @@ dicts. A D1 failure becomes ``StorageError``; a duplicate provider name becomes 
 A provider's keys are ``provider_keys`` rows (``migrations/0002_provider_keys.sql``), read with
 the providers in the same batch and written with them in one batch (a batch is a transaction).
 Named clients (``migrations/0003_clients.sql``) and OpenRouter pins (``0005``) are read in that
-batch too; a duplicate client name becomes ``ConflictError``. Rate windows (``0004``) are counted
-by the limiter in a batch of their own. Usage buckets and events (``0006``) are written by an
+batch too; a duplicate client name becomes ``ConflictError``. Rate windows (``0004``, ``0009``) take
+the limiter's reports in a batch of their own. Usage buckets and events (``0006``) are written by an
 isolate's flush, at most once a minute, in one batch.
 """
 
@@ -30,7 +30,6 @@ __all__ = [
     "PROVIDER_COLUMNS",
     "USAGE_GROUPS",
     "claim_setting",
-    "count_windows",
     "delete_client",
     "insert_client",
     "load_clients",
@@ -52,7 +51,9 @@ __all__ = [
     "put_setting",
     "read_events",
     "read_usage",
+    "report_windows",
     "set_key_enabled",
+    "sweep_windows",
     "update_provider",
     "write_usage",
 ]
@@ -423,39 +424,32 @@ async def delete_setting(db: Any, key: str) -> None:
 
 # --- Rate windows (SPEC §14, ``core/limits.py``; ``migrations/0004_rate_windows.sql``) ---------
 
-# Lease ?4 units of the key's window, as many as its limit (?3) leaves: a row of an older window
-# starts again. A request stamped with an older window than the row's (an isolate whose clock is
-# behind, at a minute's turn) counts in the row's window rather than resetting it. RETURNING yields
-# the new count and the units granted, or no row when the window was full. (SET reads the old row.)
-_COUNT_WINDOW = (
-    "INSERT INTO rate_windows (key, window_start, count, granted) VALUES (?1, ?2, MIN(?4, ?3), MIN(?4, ?3)) "
+# Add ?3 units to the key's count in the window beginning at ?2: a row of an older window starts
+# again. A report stamped with an older window than the row's (an isolate whose clock is behind,
+# at a minute's turn) counts in the row's window rather than resetting it. RETURNING yields the
+# window's count across isolates. No index: the cron's sweep reads the whole (small) table rather
+# than every report writing an index row.
+_REPORT_WINDOW = (
+    "INSERT INTO rate_windows (key, window_start, count) VALUES (?1, ?2, ?3) "
     "ON CONFLICT (key) DO UPDATE SET "
-    "count = CASE WHEN excluded.window_start > window_start THEN MIN(?4, ?3) ELSE MIN(count + ?4, ?3) END, "
-    "granted = CASE WHEN excluded.window_start > window_start THEN MIN(?4, ?3) ELSE MIN(?4, ?3 - count) END, "
+    "count = CASE WHEN excluded.window_start > window_start THEN ?3 ELSE count + ?3 END, "
     "window_start = MAX(window_start, excluded.window_start) "
-    "WHERE excluded.window_start > window_start OR count < ?3 "
-    "RETURNING count, granted"
+    "RETURNING count"
 )
-_READ_WINDOW = "SELECT count FROM rate_windows WHERE key = ?1 AND window_start = ?2"
 _SWEEP_WINDOWS = "DELETE FROM rate_windows WHERE window_start < ?1"
 
 
-async def count_windows(
-    db: Any, start: int, reads: Sequence[str], counts: Sequence[tuple[str, int, int]], *, sweep: bool = False
-) -> tuple[list[int], list[tuple[int, int] | None]]:
-    """One round trip (a batch is one transaction, so counts are exact across isolates): the
-    counts of the keys ``reads`` in the window beginning at ``start`` (0 when none), then for each
-    ``(key, limit, units)`` of ``counts`` a lease of ``units`` — ``(count, granted)`` after it, or
-    None when the window was full. ``sweep`` also deletes the rows of windows that ended."""
-    statements = [db.prepare(_READ_WINDOW).bind(key, start) for key in reads]
-    statements += [db.prepare(_COUNT_WINDOW).bind(key, start, limit, units) for key, limit, units in counts]
-    if sweep:
-        statements.append(db.prepare(_SWEEP_WINDOWS).bind(start))
+async def report_windows(db: Any, start: int, reports: Sequence[tuple[str, int]]) -> list[int]:
+    """Add each ``(key, units)`` of ``reports`` to its count in the window beginning at
+    ``start``, in one round trip (a batch is one transaction); each window's count after it."""
+    statements = [db.prepare(_REPORT_WINDOW).bind(key, start, units) for key, units in reports]
     results = await _batch("count requests", db, statements)
-    rows = [r["results"] for r in results[: len(reads) + len(counts)]]
-    read = [int(r[0]["count"]) if r else 0 for r in rows[: len(reads)]]
-    counted = [(int(r[0]["count"]), int(r[0]["granted"])) if r else None for r in rows[len(reads) :]]
-    return read, counted
+    return [int(r["results"][0]["count"]) for r in results]
+
+
+async def sweep_windows(db: Any, start: int) -> None:
+    """Delete the rows of windows that ended before ``start`` (the cron)."""
+    await _run("sweep rate windows", db.prepare(_SWEEP_WINDOWS).bind(start))
 
 
 # --- OpenRouter pins (SPEC §15, ``core/pinning.py``; ``migrations/0005_openrouter_pins.sql``) -----
