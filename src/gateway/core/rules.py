@@ -193,9 +193,10 @@ OPENROUTER_429_RETRY_MS = (1 * SECOND_MS, 2 * SECOND_MS)
 # the model and move the lock at once.
 OPENROUTER_FAULTS_TO_MOVE = 3
 OPENROUTER_ENDPOINT_COOLDOWN_MS = 30 * MINUTE_MS
-# A renewal is written to D1 only once the lock's end moved this far past the written one: at most
-# one renewal write per model per isolate in this time (D1's free plan counts writes).
-OPENROUTER_RENEW_WRITE_MS = 5 * MINUTE_MS
+# A renewal is written to D1 only once the lock's end moved half the idle time past the written
+# one, and at most this far: one renewal write per model per isolate in that time (SPEC §18's D1
+# budget: 96 a day per isolate with the default 30 min idle, not the 288 of every 5 min).
+OPENROUTER_RENEW_WRITE_MS = 15 * MINUTE_MS
 # Models one cron run re-scores (the stalest first): each is a subrequest, and a Worker invocation
 # may make 50 on the free plan; the rest wait for the next run.
 OPENROUTER_CRON_MAX_MODELS = 40
