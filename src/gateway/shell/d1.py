@@ -23,6 +23,7 @@ from gateway.core.clients import Client
 from gateway.core.config import Provider, ProviderKey, SealedKey
 from gateway.core.kinds import KIND_NAMES, Kind
 from gateway.core.pinning import Pin, Ranked
+from gateway.core.subrequests import SUBREQUESTS
 from gateway.errors import ConflictError, StorageError
 
 __all__ = [
@@ -159,6 +160,7 @@ def _failed(what: str, exc: JsException) -> Exception:
 
 
 async def _run(what: str, statement: Any, method: str = "run") -> Any:
+    SUBREQUESTS.get().used += 1  # a round trip: one subrequest (SPEC §18)
     try:
         return await getattr(statement, method)()
     except JsException as exc:
@@ -166,6 +168,7 @@ async def _run(what: str, statement: Any, method: str = "run") -> Any:
 
 
 async def _batch(what: str, db: Any, statements: list[Any]) -> list[Any]:
+    SUBREQUESTS.get().used += 1
     try:
         return list(await db.batch(statements))
     except JsException as exc:
@@ -188,6 +191,7 @@ async def load_config_rows(db: Any) -> tuple[list[Provider], dict[str, str], lis
         db.prepare(_SELECT_CLIENTS),
         db.prepare(_SELECT_PINS),
     ]
+    SUBREQUESTS.get().used += 1
     try:
         providers, keys, settings, clients, pins = await db.batch(statements)
     except JsException as exc:
@@ -410,6 +414,7 @@ async def claim_setting(db: Any, key: str, value: str) -> str:
         db.prepare("INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)").bind(key, value),
         db.prepare("SELECT value FROM settings WHERE key = ?").bind(key),
     ]
+    SUBREQUESTS.get().used += 1
     try:
         _, selected = await db.batch(statements)
     except JsException as exc:
