@@ -1,6 +1,6 @@
 """What D1 bills for a day of traffic over several isolates (SPEC §18, issue 30), measured on workerd.
 
-    scripts/bench_d1_day [--requests 100000] [--isolates 10] [--hours 24] [--fraction 1]
+    scripts/bench_d1_day [--requests 100000] [--isolates 10] [--hours 3] [--fraction 1]
 
 Starts the Worker (its D1 is Miniflare's, which reports each statement's ``meta.rows_read`` and
 ``meta.rows_written`` as D1 bills them, index rows included: the runtime's D1 trace prints them,
