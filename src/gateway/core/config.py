@@ -299,6 +299,13 @@ SETTINGS: tuple[AnySetting, ...] = (
     OriginSetting("openrouter_origin", "OPENROUTER_ORIGIN"),
     # Stream rescue (SPEC §16): 1 on, 0 off (opt-in); a client's own switch wins (``Caller``).
     Setting("stream_rescue", "STREAM_RESCUE", 0, clamp=(0, 1)),
+    # Usage (SPEC §17, §18): how often an isolate writes its counts to D1, in minutes.
+    Setting(
+        "usage_flush_minutes",
+        "USAGE_FLUSH_MINUTES",
+        rules.DEFAULT_USAGE_FLUSH_MINUTES,
+        clamp=rules.USAGE_FLUSH_MINUTES_RANGE,
+    ),
 )
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
 # Both names of every setting: the D1 key and the env var.
@@ -357,6 +364,7 @@ class Settings:
     openrouter_lock_idle_ms: int = rules.DEFAULT_OPENROUTER_LOCK_IDLE_MS
     openrouter_origin: str = DEFAULT_OPENROUTER_ORIGIN
     stream_rescue: int = 0
+    usage_flush_minutes: int = rules.DEFAULT_USAGE_FLUSH_MINUTES
 
 
 def resolve_settings(
