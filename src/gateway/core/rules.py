@@ -223,7 +223,7 @@ USAGE_FLUSH_MINUTES_RANGE = (1, 60)
 USAGE_KEEP_MS = 30 * DAY_MS
 # Failures an isolate keeps per hour (its newest; those before are still counted by class), and
 # the most GET /api/admin/events lists, the newest of the parts of the last USAGE_EVENTS_READ_MS.
-USAGE_EVENTS_PER_HOUR = 20
+USAGE_EVENTS_PER_HOUR = 50
 USAGE_EVENTS_KEPT = 200
 USAGE_EVENTS_READ_MS = 7 * DAY_MS
 # Hours an isolate keeps unwritten while D1 fails: past it the oldest goes (memory stays bounded).
