@@ -526,6 +526,9 @@ class ConfigCache:
         self._held_until_ms = now_ms + self._ttl_ms
 
     def invalidate(self) -> None:
+        """An admin write of this isolate landed: the next request reads D1 whole (a snapshot
+        held through a D1 failure included: D1 answered the write)."""
         self._config = None
+        self._held_until_ms = 0
         self.stamp = None
         self.generation += 1

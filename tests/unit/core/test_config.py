@@ -253,6 +253,9 @@ def test_while_d1_fails_the_last_snapshot_serves_however_old_and_d1_is_asked_a_t
     assert cache.get(failed_at + rules.CONFIG_TTL_MS - 1) is empty
     assert cache.get(failed_at + rules.CONFIG_TTL_MS) is None
     assert cache.last is empty
+    cache.hold(failed_at)
+    cache.invalidate()  # D1 answered an admin write meanwhile
+    assert cache.get(failed_at + 1) is None
 
 
 def test_an_unreadable_env_value_never_breaks_the_snapshot():
