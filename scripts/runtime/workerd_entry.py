@@ -3,11 +3,13 @@ end-to-end tests; workerd.mjs): the Worker's own ``Default`` from ``entry.py``, 
 prints each D1 statement prepared, and ``batch`` for each batch, to stderr as ``[d1] <sql>``
 (tests/support/runtime.py reads them), and after each batch the rows it wrote as D1 bills them,
 ``[d1-rows] N`` (scripts/bench_usage_rows reads them). Dev only: wrangler deploys ``src/entry.py``,
-and this file is never in ``src/``.
+and this file is never in ``src/``. It also makes D1 fail on demand (``d1fault.py``, whose control
+route it answers before the Worker's routes).
 """
 
 import sys
 
+import _local_d1fault as d1fault
 import entry
 
 
@@ -42,10 +44,13 @@ class _TracedEnv:
 
     def __getattr__(self, name):
         value = getattr(self._env, name)
-        return _TracedD1(value) if name == "DB" else value
+        return _TracedD1(d1fault.FaultyD1(value, self._env)) if name == "DB" else value
 
 
 class Default(entry.Default):
     def __init__(self, ctx, env):
         super().__init__(ctx, env)
         self.env = _TracedEnv(self.env)
+
+    async def fetch(self, request):
+        return await d1fault.answer(request, self.env) or await super().fetch(request)
