@@ -44,6 +44,7 @@ export const state = {
   aliasDraft: null, // [{pattern, target}] once the alias rows were edited, else null (the saved table)
   connect: { client: "claude", model: "auto", window: DEFAULT_WINDOW },
   cooldowns: [], // /status entries, each with untilMs on this browser's clock
+  d1: null, // /status's D1 health: {ok, failing_since, error}
   verifyResults: null,
   editing: null, // the draft of the provider being edited: {id, name, platform, …}
   keyDraft: null, // the open "add keys" form: {id: provider id, text}; keys never go back to the DOM

@@ -17,6 +17,8 @@ export const I18N = {
     "status.help":
       "Cooldowns live in the memory of the Worker instance that answered; another instance may still hold one.",
     "status.clearButton": "Clear cooldowns",
+    "status.d1Failing":
+      "D1 has been failing since {since}: {error}. The gateway serves from the configuration it read last; changes cannot be saved until D1 answers again.",
     "status.verifyButton": "Clear and verify",
     "status.allModels": "all models",
     "status.left": "left",
@@ -424,6 +426,7 @@ export const I18N = {
     "status.cooling": "{n} 项冷却中",
     "status.help": "冷却状态保存在响应本次请求的 Worker 实例内存中，其他实例可能仍有冷却。",
     "status.clearButton": "清除冷却",
+    "status.d1Failing": "D1 自 {since} 起出错：{error}。网关按最后读到的配置继续服务；D1 恢复前无法保存更改。",
     "status.verifyButton": "清除并验证",
     "status.allModels": "全部模型",
     "status.left": "剩余",

@@ -27,6 +27,7 @@ export async function loadStatus() {
   const data = await api("GET", "/status");
   const now = Date.now();
   state.cooldowns = data.cooldowns.map((c) => Object.assign({}, c, { untilMs: now + c.remainingMs }));
+  state.d1 = data.d1;
 }
 
 function timeLeftNode(cooldown) {
@@ -34,6 +35,10 @@ function timeLeftNode(cooldown) {
 }
 
 export function renderStatus() {
+  const d1 = state.d1;
+  const banner = byId("d1-health");
+  banner.hidden = !d1 || d1.ok;
+  if (d1 && !d1.ok) banner.textContent = t("status.d1Failing", { since: clockTime(d1.failing_since), error: d1.error });
   const cooling = state.cooldowns;
   byId("status-section").classList.toggle("cooling", cooling.length > 0);
   byId("status-title").textContent = cooling.length ? t("status.cooling", { n: cooling.length }) : t("status.clear");

@@ -27,6 +27,7 @@ from gateway.routes import (
     cooldowns,
     forwarded,
     gemini,
+    limits,
     models,
     ollama,
     openrouter,
@@ -170,7 +171,8 @@ class Default(WorkerEntrypoint):
 
     async def scheduled(self, controller: Any) -> None:
         """The Cron Trigger (``triggers.crons`` in wrangler.jsonc): OpenRouter pinning's refresh
-        (SPEC §15), then usage older than 30 days is pruned (SPEC §17). workerd calls a class
+        (SPEC §15), then usage older than 30 days is pruned (SPEC §17) and the rows of rate windows that
+        ended are deleted (SPEC §14). workerd calls a class
         entrypoint's handler with the event alone (``env`` and ``ctx`` are the instance's:
         ``getHandlerFromEntrypointClass`` in workerd's worker.c++), so a handler that also asks
         for them fails every run."""
@@ -178,8 +180,9 @@ class Default(WorkerEntrypoint):
         logger.info("cron %s: %d OpenRouter model(s) re-scored", controller.cron, refreshed)
         try:
             await usage.prune(self.env.DB)
+            await limits.sweep(self.env.DB, isolate.now_ms())
         except StorageError:
-            logger.warning("cron %s: old usage not pruned (D1 failed); the next run tries again", controller.cron)
+            logger.warning("cron %s: old usage or rate windows not pruned (D1 failed); the next run tries again", controller.cron)
 
 
 # workerd calls ``fetch`` through ``pyodide.code.relaxed_call``, which asks ``inspect.signature``

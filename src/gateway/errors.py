@@ -20,7 +20,7 @@ Every class carries the HTTP status and the OpenAI error ``type``/``code`` it an
     ├── RoutingError                  the fallback loop's answer when nothing served (SPEC §4):
     │                                 status and type from the outcome, 429s with retryAtMs
     └── ShellError                    a JS-side failure, mapped at the call (raised ``from`` it)
-        ├── StorageError              D1 failed (500 storage_error)
+        ├── StorageError              D1 failed (503 d1_unavailable: it names D1 and its error)
         └── CryptoError               a key cannot be encrypted/decrypted (500 crypto_error)
 
 Routing outcomes (exhaustion, caller errors passed through) are values in the core, not
@@ -210,7 +210,8 @@ class ShellError(GatewayError):
 
 
 class StorageError(ShellError):
-    code = "storage_error"
+    status = 503
+    code = "d1_unavailable"
 
 
 class CryptoError(ShellError):

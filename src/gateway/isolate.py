@@ -1,13 +1,15 @@
 """Isolate memory: what one Worker isolate keeps between requests (PLATFORM-NOTES §3.4).
 
 Created on the first request, never at import (the deploy snapshot must hold no state), and
-safe to lose at any time: everything here is rebuilt from D1 and env.
+safe to lose at any time: everything here is rebuilt from D1 and env. While D1 fails, what is here
+is what the isolate serves from (SPEC §18).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -21,9 +23,12 @@ from gateway.core.pinbook import PinBook
 from gateway.core.rescue import RescueLog
 from gateway.core.state import RouterState
 from gateway.core.usage import UsageBook
+from gateway.errors import StorageError
 from gateway.shell import d1
 
 __all__ = ["CLOCK", "Isolate", "current", "load_config", "now_ms"]
+
+logger = logging.getLogger("fllmapi")
 
 # The env names the snapshot reads: the settings' variables and the three secrets.
 _ENV_NAMES = (*(s.env for s in SETTINGS), "API_TOKEN", "ADMIN_TOKEN", "ENCRYPTION_KEY")
@@ -86,16 +91,38 @@ async def _deployment_id(db: Any, rows: dict[str, str]) -> str:
 
 
 async def load_config(env: Any) -> Config:
-    """The isolate's snapshot: cached for its TTL (no D1 query), else read from D1 in one batch
-    (plus one more, once per deployment, to make its id)."""
+    """The isolate's snapshot (``ConfigCache``): cached for its TTL (no D1 query); then current
+    while D1's configuration stamp is unchanged (one row, and the OpenRouter pins, read); else
+    read whole in one batch (plus one more, once per deployment, to make its id). When D1 fails,
+    the last snapshot serves, however old, and D1 is asked again a TTL later (SPEC §18); with
+    none yet, ``StorageError`` (503, naming D1)."""
     state = current()
+    configs = state.configs
     now = now_ms()
-    config = state.configs.get(now)
-    if config is None:
-        generation = state.configs.generation
-        providers, rows, clients, pins = await d1.load_config_rows(env.DB)
+    config = configs.get(now)
+    if config is not None:
+        return config
+    generation = configs.generation
+    try:
+        if configs.stamp is not None and configs.last is not None:
+            stamp, pins = await d1.check_config(env.DB)
+            state.pins.merge_stored(pins)
+            if stamp == configs.stamp:
+                configs.confirm(now, generation)
+                return configs.last
+        providers, rows, clients, pins, stamp = await d1.load_config_rows(env.DB)
         state.pins.merge_stored(pins)
         rows[DEPLOYMENT_ID_KEY] = await _deployment_id(env.DB, rows)
-        config = build_config(providers, rows, _env_values(env), now, clients)
-        state.configs.put(config, generation)
+    except StorageError as exc:
+        last = configs.last
+        if last is None:
+            raise StorageError(
+                f"{exc.message}. This isolate has no configuration to serve from yet: it serves "
+                "again once D1 answers."
+            ) from exc
+        configs.hold(now)
+        logger.warning("D1 failed; serving the configuration read %d s ago", (now - last.loaded_at_ms) // 1000)
+        return last
+    config = build_config(providers, rows, _env_values(env), now, clients)
+    configs.put(config, generation, stamp)
     return config

@@ -1,7 +1,8 @@
-"""Rate limits and the failed-auth lock (SPEC §14), counted in D1 (``core/limits.py``): a client's
-rpm, the API token's ``default_client_rpm``, ``ip_rpm`` and ``auth_fail_limit``; 429 in each
-surface's shape with ``Retry-After``; ``X-RateLimit-*`` on a limited client's answers; a new window
-after a minute on the runtime's test clock; counting in memory when D1 cannot count.
+"""Rate limits and the failed-auth lock (SPEC §14), counted in the isolate and reported to D1 in
+shares (``core/limits.py``): a client's rpm, the API token's ``default_client_rpm``, ``ip_rpm`` and
+``auth_fail_limit``; 429 in each surface's shape with ``Retry-After``; ``X-RateLimit-*`` on a
+limited client's answers; a new window after a minute on the runtime's test clock; the limits held
+in memory when D1 cannot count.
 
 Each test names its callers by a fresh ``CF-Connecting-IP`` (as Cloudflare's edge sets it), so
 one test's windows never meet another's; a test that fills the API token's window moves the clock
@@ -89,18 +90,22 @@ def test_the_request_over_a_clients_rpm_is_refused_until_the_next_window(gateway
 
 
 @pytest.mark.usefixtures("provider", "fresh_window")
-def test_leases_count_every_request_with_fewer_d1_batches(gateway, admin, upstream):
+def test_a_window_costs_a_d1_batch_per_half_limit_and_none_below_it(gateway, admin, upstream):
     _, token = make_client(admin, rpm=20)
     ip = new_ip()
+    assert post(gateway, gateway.api_token, new_ip()).status_code == 200  # the snapshot is loaded
     before = gateway.d1_statements().count("batch")
 
-    served = [post(gateway, token, ip) for _ in range(20)]
+    served = [post(gateway, token, ip) for _ in range(9)]
+    quiet = gateway.d1_statements().count("batch") - before
+    served += [post(gateway, token, ip) for _ in range(11)]
     refused = post(gateway, token, ip)
     batches = gateway.d1_statements().count("batch") - before
 
     assert [r.headers["x-ratelimit-remaining"] for r in served] == [str(n) for n in range(19, -1, -1)]
-    assert refused.status_code == 429 and len(upstream.requests) == 20
-    assert batches < 20  # leases of 2 units while more than 10 are left
+    assert refused.status_code == 429 and len(upstream.requests) == 21
+    assert quiet == 0  # below half the limit: counted in the isolate only
+    assert batches == 2  # at 10 and at 20
 
 
 @pytest.mark.usefixtures("provider", "fresh_window")
@@ -115,14 +120,21 @@ def test_requests_at_once_get_exactly_the_limit(gateway, admin):
 
 
 @pytest.mark.usefixtures("provider", "fresh_window")
-def test_the_count_is_in_d1_so_every_isolate_shares_it(gateway, admin):
+def test_the_count_is_reported_to_d1_so_every_isolate_shares_it(gateway, admin):
     client, token = make_client(admin, rpm=10)
+    key = f"client:{client['id']}"
+    start = gateway.now_ms() - gateway.now_ms() % MINUTE_MS
+    # Another isolate reported 3 of this window already.
+    d1_execute(gateway.persist_to, f"INSERT INTO rate_windows (key, window_start, count) VALUES ('{key}', {start}, 3)")
 
-    for _ in range(2):
-        assert post(gateway, token, new_ip()).status_code == 200
+    served = [post(gateway, token, new_ip()) for _ in range(7)]
+    refused = post(gateway, token, new_ip())
 
-    rows = d1_execute(gateway.persist_to, f"SELECT count FROM rate_windows WHERE key = 'client:{client['id']}'")
-    assert rows == [{"count": 2}]
+    rows = d1_execute(gateway.persist_to, f"SELECT count FROM rate_windows WHERE key = '{key}'")
+    assert rows == [{"count": 8}]  # 3 + the 5 reported at half the limit
+    assert [r.status_code for r in served] == [200] * 7
+    assert served[5].headers["x-ratelimit-remaining"] == "1"  # the report told of the other 3
+    assert refused.status_code == 429
 
 
 @pytest.mark.usefixtures("provider", "fresh_window")
@@ -303,21 +315,22 @@ def test_a_locked_address_is_refused_before_its_admin_token_is_compared(gateway,
 
 
 @pytest.mark.usefixtures("provider", "fresh_window")
-def test_with_only_the_lock_on_a_warm_request_makes_no_d1_query(gateway, admin):
-    admin.put("/settings", json={"auth_fail_limit": 10}).raise_for_status()
+def test_a_caller_below_half_its_limits_makes_no_d1_query(gateway, admin):
+    _, token = make_client(admin, rpm=60)
+    admin.put("/settings", json={"auth_fail_limit": 10, "ip_rpm": 20}).raise_for_status()
     ip = new_ip()
-    assert post(gateway, gateway.api_token, ip).status_code == 200  # checks the lock once
+    assert post(gateway, token, ip).status_code == 200  # the snapshot is loaded
     before = len(gateway.d1_statements())
 
-    assert post(gateway, gateway.api_token, ip).status_code == 200
+    assert all(post(gateway, token, ip).status_code == 200 for _ in range(5))
 
     assert gateway.d1_statements()[before:] == []
 
 
 @pytest.mark.usefixtures("provider", "fresh_window")
-def test_when_d1_cannot_count_the_limits_hold_in_memory_and_tokens_still_hold(gateway, admin):
-    """SPEC §14: a failing D1 (here its writes: leases and lock windows are upserts) leaves each
-    isolate its own count in memory; the lock too."""
+def test_when_d1_cannot_count_the_limits_hold_in_memory(gateway, admin):
+    """SPEC §14: a failing D1 (here its writes: the reports are upserts) leaves each isolate its own
+    count; the failed-auth lock too."""
     _, token = make_client(admin, rpm=2)
     admin.put("/settings", json={"auth_fail_limit": 1}).raise_for_status()
     gateway.d1_fault("writes")
@@ -329,6 +342,7 @@ def test_when_d1_cannot_count_the_limits_hold_in_memory_and_tokens_still_hold(ga
 
     assert served == [200, 200, 429]
     assert (wrong, locked) == (401, 429)
+    assert "rate limits counted in this isolate only" in gateway.log()
 
 
 # --- The default ------------------------------------------------------------------------------

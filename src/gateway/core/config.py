@@ -448,39 +448,68 @@ def build_config(
 
 
 class ConfigCache:
-    """Holds the isolate's snapshot for ``ttl_ms``; the clock is the caller's ``now_ms``.
+    """The isolate's snapshot (SPEC §2.3, §18); the clock is the caller's ``now_ms``.
 
-    ``generation`` counts invalidations: a snapshot read from D1 while an admin write
-    invalidated the cache may predate that write, so ``put`` refuses it."""
+    - ``get`` answers the snapshot while it was confirmed less than ``ttl_ms`` ago: read from D1,
+      or found current by the configuration's stamp (``confirm``). A snapshot without providers
+      is never served from the cache (SPEC §2.3: empty lists are never cached).
+    - While D1 fails (``hold``), ``get`` answers the last snapshot read, however old (empty or
+      not), and D1 is asked again ``ttl_ms`` later.
+    - ``stamp`` is the configuration stamp the last snapshot was read at; None when only a whole
+      read will do (none yet, or an admin write of this isolate since).
+    - ``generation`` counts invalidations: a snapshot read from D1 while an admin write
+      invalidated the cache may predate that write, so ``put`` and ``confirm`` refuse it.
+    """
 
     def __init__(self, ttl_ms: int = rules.CONFIG_TTL_MS) -> None:
         self._ttl_ms = ttl_ms
         self._config: Config | None = None
-        self._keys_from: Config | None = None  # the last snapshot kept, for its decrypted keys
+        self._last: Config | None = None  # the last snapshot read: for D1 failures, and its keys
+        self._confirmed_ms = 0
+        self._held_until_ms = 0
+        self.stamp: int | None = None
         self.generation = 0
 
     def get(self, now_ms: int) -> Config | None:
-        """The cached snapshot if it is younger than the TTL, else None."""
-        config = self._config
-        if config is not None and now_ms - config.loaded_at_ms < self._ttl_ms:
-            return config
+        """The snapshot to serve without asking D1, or None."""
+        if self._config is not None and now_ms - self._confirmed_ms < self._ttl_ms:
+            return self._config
+        if self._last is not None and now_ms < self._held_until_ms:
+            return self._last
         return None
 
-    def put(self, config: Config, generation: int) -> None:
-        """Keep ``config``, read when the cache was at ``generation``, unless the cache was
-        invalidated since or it has no provider (SPEC §2.3: empty lists are never cached).
-        A kept snapshot inherits its predecessor's decrypted keys under the same
-        ``ENCRYPTION_KEY`` (``core/keyring.py``)."""
+    @property
+    def last(self) -> Config | None:
+        """The last snapshot read, however old."""
+        return self._last
+
+    def put(self, config: Config, generation: int, stamp: int) -> None:
+        """Keep ``config``, read at ``stamp`` when the cache was at ``generation``, unless the
+        cache was invalidated since. A kept snapshot inherits its predecessor's decrypted keys
+        under the same ``ENCRYPTION_KEY`` (``core/keyring.py``)."""
         if generation != self.generation:
             return
-        previous = self._keys_from
+        previous = self._last
         if previous is not None and previous.encryption_key == config.encryption_key:
             keys = (k for p in config.providers for k in p.keys)
             config.key_memo.inherit(previous.key_memo, keys)
         self._config = config if config.providers else None
-        self._keys_from = config
+        self._last = config
+        self._confirmed_ms = config.loaded_at_ms
+        self._held_until_ms = 0
+        self.stamp = stamp
+
+    def confirm(self, now_ms: int, generation: int) -> None:
+        """D1's stamp was unchanged at ``now_ms``: the snapshot is current for another TTL."""
+        if generation == self.generation:
+            self._confirmed_ms = now_ms
+            self._held_until_ms = 0
+
+    def hold(self, now_ms: int) -> None:
+        """D1 failed at ``now_ms``: the last snapshot serves, and D1 is asked again a TTL later."""
+        self._held_until_ms = now_ms + self._ttl_ms
 
     def invalidate(self) -> None:
         self._config = None
+        self.stamp = None
         self.generation += 1
-

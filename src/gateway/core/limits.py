@@ -1,5 +1,5 @@
-"""Rate limits and the failed-auth lock (SPEC §14): what is counted, in which window, and what an
-isolate may decide without asking D1.
+"""Rate limits and the failed-auth lock (SPEC §14, §18): what is counted, in which window, and what
+an isolate decides alone.
 
 Rules:
 - Every limit counts in fixed windows of ``RATE_WINDOW_MS`` (UTC minutes): a window starts at
@@ -8,16 +8,21 @@ Rules:
   check), ``client:<id>`` (a named client's ``rpm``; ``client:default`` is the API token's,
   ``default_client_rpm``) and ``authfail:<ip>`` (failed token checks, ``auth_fail_limit``).
   A limit of 0 or None is off: nothing is counted for it.
-- A counter counts a request only while it is under its limit; the request over it is refused
-  (429) and not counted, so a refused caller writes nothing.
-- Leases: an ``ip:`` or ``client:`` counter is counted in D1 by a lease of ``lease_size`` units at
-  once (a tenth of what is left of the window, at least 1); the isolate spends the lease's units on
-  the key's next requests without asking D1 (``spend``). The counts in D1 include every unit
-  leased, so a window never admits more than its limit across isolates; a lease an isolate holds
-  unspent when the window ends is lost, so with several isolates serving one caller a window may
-  admit up to a tenth fewer per isolate. Failed token checks are counted one by one.
+- Counted in the isolate, reported to D1 in shares (the free plan's D1 budget, SPEC §18): each
+  isolate counts its own units of a window in memory and adds them to the key's D1 row only once
+  ``report_share(limit)`` of them (half the limit) are unreported; D1 answers the window's count
+  across isolates, and the isolate then knows what the others had reported. A unit is allowed
+  while what the isolate knows (the others' units at its last report, plus its own) is under the
+  limit; the request over it is refused (429) and not counted, so a refused caller writes nothing.
+- So a key served by one isolate is limited exactly, with no D1 query until half its limit and
+  then one a window; a key served by several isolates in one window may pass its limit by the
+  units the others have not reported yet (under half the limit each). A caller far below half its
+  limits costs no D1 query at all.
 - The lock: once ``authfail:<ip>`` reached its limit, every request from that IP is refused until
-  the window ends, before any token is compared, on the API and the admin API alike.
+  the window ends, before any token is compared, on the API and the admin API alike. Another
+  isolate learns of the lock at its own next report for that IP.
+- When D1 cannot answer, nothing changes but the reach: the isolate keeps counting (its own
+  units are then all it knows) and asks D1 again no sooner than ``RATE_REPORT_RETRY_MS`` later.
 - The caller's IP is ``CF-Connecting-IP`` (Cloudflare sets it; a caller cannot, except on a local
   runtime, which keeps a caller's own and only fills in a missing one); without it,
   the one caller ``unknown``. An IPv6 caller is its /64: one host commonly holds a whole /64, so
@@ -26,10 +31,6 @@ Rules:
   counted, so a keyless health check or app cannot lock its address out. The same wrong token from
   one IP counts once per window in an isolate (a page or an SDK sending it on several requests at
   once is one mistake, not several guesses).
-- ``LimitMemory`` is what one isolate remembers so a warm request asks D1 nothing it knows:
-  keys at their limit (refused locally until their window ends) and IPs checked and found not
-  locked (trusted for ``AUTH_LOCK_RECHECK_MS``). Losing it costs a D1 query, never correctness
-  of a count.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ __all__ = [
     "caller_ip",
     "client_key",
     "ip_key",
+    "report_share",
     "window_start",
 ]
 
@@ -98,15 +100,6 @@ class Verdict:
     reset_at_ms: int
     allowed: bool
 
-    @classmethod
-    def of(cls, limit: int, counted: int | None, now_ms: int) -> Verdict:
-        """The verdict of a conditional count: ``counted`` is the new count, or None when the
-        counter was already at ``limit`` and refused to count."""
-        reset = window_start(now_ms) + rules.RATE_WINDOW_MS
-        if counted is None:
-            return cls(limit, limit, reset, allowed=False)
-        return cls(limit, counted, reset, allowed=True)
-
     @property
     def remaining(self) -> int:
         return max(self.limit - self.count, 0)
@@ -121,82 +114,80 @@ class Verdict:
         return str(self.limit), str(self.remaining), str(self.retry_after_s(now_ms))
 
 
+@dataclass(slots=True)
+class _Window:
+    """One key's window as the isolate knows it."""
+
+    reset_ms: int
+    mine: int = 0  # units this isolate counted
+    reported: int = 0  # of ``mine``, in D1's count
+    others: int = 0  # the other isolates' units in D1's count at the last report
+
+    @property
+    def known(self) -> int:
+        return self.others + self.mine
+
+
+def report_share(limit: int) -> int:
+    """Unreported units of a key that make the isolate report them: half its limit, at least 1."""
+    return max(math.ceil(limit / rules.RATE_REPORT_DIVISOR), 1)
+
+
 class LimitMemory:
-    """What one isolate knows about windows without asking D1 (see the module's rules)."""
+    """What one isolate counts and knows of windows (see the module's rules)."""
 
     def __init__(self, max_entries: int = rules.RATE_MEMORY_MAX_ENTRIES) -> None:
         self._max_entries = max_entries
-        self._full: dict[str, tuple[int, int]] = {}  # key -> (limit, reset_at_ms)
-        self._open: dict[str, int] = {}  # ip -> trusted until (ms)
+        self._windows: dict[str, _Window] = {}
         self._failed: dict[str, int] = {}  # "ip token-digest" -> counted until (ms)
-        self._leases: dict[str, tuple[int, int, int, int]] = {}  # key -> (limit, reset, count, left)
-        self._swept_window = -1
+        self._quiet_until = 0  # no report before this (D1 failed)
+
+    def _window(self, key: str, now_ms: int) -> _Window | None:
+        """The key's window holding ``now_ms`` (a changed limit keeps the window's counts)."""
+        window = self._windows.get(key)
+        if window is None or window.reset_ms <= now_ms:
+            return None
+        return window
 
     def full(self, key: str, limit: int, now_ms: int) -> Verdict | None:
-        """The refusal for ``key`` when it is known to be at ``limit`` in the current window."""
-        known = self._full.get(key)
-        if known is None or known[0] != limit or known[1] <= now_ms:
+        """The refusal for ``key`` when what the isolate knows fills ``limit`` (no counting)."""
+        window = self._window(key, now_ms)
+        if window is None or window.known < limit:
             return None
-        return Verdict(limit, limit, known[1], allowed=False)
+        return Verdict(limit, limit, window.reset_ms, allowed=False)
 
-    def note(self, key: str, verdict: Verdict, now_ms: int) -> None:
-        """Remember ``key`` as full when ``verdict`` leaves nothing of its window."""
-        if verdict.remaining == 0:
+    def count(self, key: str, limit: int, now_ms: int) -> tuple[Verdict, int]:
+        """Count one unit of ``key`` if its window has room: the verdict, and the units to report
+        to D1 now (0: none; else ``reported`` takes D1's answer)."""
+        refused = self.full(key, limit, now_ms)
+        if refused is not None:
+            return refused, 0
+        window = self._window(key, now_ms)
+        if window is None:
             self._make_room(now_ms)
-            self._full[key] = (verdict.limit, verdict.reset_at_ms)
+            window = self._windows[key] = _Window(window_start(now_ms) + rules.RATE_WINDOW_MS)
+        window.mine += 1
+        verdict = Verdict(limit, window.known, window.reset_ms, allowed=True)
+        unreported = window.mine - window.reported
+        if unreported < report_share(limit) or now_ms < self._quiet_until:
+            return verdict, 0
+        window.reported = window.mine  # in flight: the next request never sends these again
+        return verdict, unreported
 
-    def spend(self, key: str, limit: int, now_ms: int) -> Verdict | None:
-        """This request's unit of ``key``'s lease, or None when the isolate holds none left in
-        this window for this limit (D1 is asked for a new lease)."""
-        lease = self._leases.get(key)
-        if lease is None or lease[0] != limit or lease[1] <= now_ms or lease[3] <= 0:
-            return None
-        _, reset, count, left = lease
-        self._leases[key] = (limit, reset, count, left - 1)
-        return Verdict(limit, count - (left - 1), reset, allowed=True)
-
-    def lease_size(self, key: str, limit: int, now_ms: int) -> int:
-        """How many units to lease: a tenth of what the isolate last knew was left of the window
-        (all of it when it knows nothing), at least 1."""
-        lease = self._leases.get(key)
-        known = limit
-        if lease is not None and lease[0] == limit and lease[1] > now_ms:
-            known = limit - lease[2] + lease[3]
-        return max(math.ceil(known / rules.RATE_LEASE_DIVISOR), 1)
-
-    def grant(self, key: str, limit: int, now_ms: int, answer: tuple[int, int] | None) -> Verdict:
-        """The verdict of D1's answer to a lease of ``key``: ``(count, granted)`` after it, or
-        None when the window was full. Units granted join what the isolate still holds (requests
-        in flight at once each lease, and none of it may be lost: D1 counted it), and the request
-        spends one, from a lease that came back meanwhile if D1 had none left."""
-        reset = window_start(now_ms) + rules.RATE_WINDOW_MS
-        lease = self._leases.get(key)
-        count, left = limit, 0
-        if lease is not None and lease[0] == limit and lease[1] > now_ms:
-            count, left = lease[2], lease[3]
-        if answer is not None and answer[1] > 0:
-            count, left = answer[0], left + answer[1]
-        if left <= 0:
-            verdict = Verdict.of(limit, None, now_ms)
-        else:
-            self._make_room(now_ms)
-            self._leases[key] = (limit, reset, count, left - 1)
-            verdict = Verdict(limit, count - (left - 1), reset, allowed=True)
-        self.note(key, verdict, now_ms)
-        return verdict
-
-    def lock_open(self, ip: str, now_ms: int) -> bool:
-        """True when ``ip`` was found not locked out less than ``AUTH_LOCK_RECHECK_MS`` ago."""
-        return self._open.get(ip, 0) > now_ms
-
-    def note_open(self, ip: str, now_ms: int) -> None:
-        self._make_room(now_ms)
-        self._open[ip] = now_ms + rules.AUTH_LOCK_RECHECK_MS
+    def reported(self, key: str, limit: int, now_ms: int, total: int | None) -> None:
+        """D1's answer to the report that ``count`` asked for at ``now_ms``: the window's count
+        after it, or None when D1 failed (no report is asked for ``RATE_REPORT_RETRY_MS``, a
+        window: the units stay counted here, and their window ends before D1 is asked again)."""
+        if total is None:
+            self._quiet_until = now_ms + rules.RATE_REPORT_RETRY_MS
+            return
+        window = self._window(key, now_ms)
+        if window is not None and window.reset_ms == window_start(now_ms) + rules.RATE_WINDOW_MS:
+            window.others = max(total - window.reported, window.others)
 
     def note_failure(self, ip: str, digest: str, now_ms: int) -> bool:
-        """A failed token check from ``ip`` with the token whose digest is ``digest``: its next
-        valid token asks D1 again. True when it is to be counted (not counted in this window yet)."""
-        self._open.pop(ip, None)
+        """A failed token check from ``ip`` with the token whose digest is ``digest``. True when it
+        is to be counted (not counted in this window yet)."""
         key = f"{ip} {digest}"
         if self._failed.get(key, 0) > now_ms:
             return False
@@ -204,29 +195,16 @@ class LimitMemory:
         self._failed[key] = window_start(now_ms) + rules.RATE_WINDOW_MS
         return True
 
-    def sweep_due(self, now_ms: int) -> bool:
-        """True once per window: time for the D1 batch to drop windows that ended (rows
-        otherwise stay, one per IP ever seen)."""
-        start = window_start(now_ms)
-        if start == self._swept_window:
-            return False
-        self._swept_window = start
-        return True
-
     def _make_room(self, now_ms: int) -> None:
         """Bound the memory: past ``max_entries`` (callers from many IPs), expired entries go;
-        if every entry is live, all go (forgetting costs D1 queries, never a wrong count)."""
+        if every entry is live, all go (forgetting loses this window's unreported counts)."""
         if self._size() < self._max_entries:
             return
-        self._full = {k: v for k, v in self._full.items() if v[1] > now_ms}
-        self._open = {k: v for k, v in self._open.items() if v > now_ms}
+        self._windows = {k: w for k, w in self._windows.items() if w.reset_ms > now_ms}
         self._failed = {k: v for k, v in self._failed.items() if v > now_ms}
-        self._leases = {k: v for k, v in self._leases.items() if v[1] > now_ms}
         if self._size() >= self._max_entries:
-            self._full.clear()
-            self._open.clear()
+            self._windows.clear()
             self._failed.clear()
-            self._leases.clear()
 
     def _size(self) -> int:
-        return len(self._full) + len(self._open) + len(self._failed) + len(self._leases)
+        return len(self._windows) + len(self._failed)

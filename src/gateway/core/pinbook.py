@@ -9,7 +9,7 @@ Rules:
   isolate moved its lock more often (its move is the newer, and is on its way to D1); a row with
   no lock never takes this isolate's away.
 - ``written`` remembers the ``lock_until`` this isolate last wrote per model, so a renewal is
-  written at most once per ``OPENROUTER_RENEW_WRITE_MS`` (``pinning.renewal_due``).
+  written at most once per half the idle time (``pinning.renewal_due``).
 - A model whose endpoints could not be fetched is not fetched again by requests for
   ``OPENROUTER_CANDIDATES_FRESH_MS`` (``scoring_failed``): its requests go unpinned meanwhile.
 """

@@ -373,15 +373,17 @@ def candidates_fresh(pin: Pin, now_ms: int) -> bool:
     return abs(now_ms - pin.refreshed_at_ms) < rules.OPENROUTER_CANDIDATES_FRESH_MS
 
 
-def renewal_due(written_until_ms: int | None, pin: Pin) -> bool:
-    """True when ``pin.lock_until_ms`` moved at least ``OPENROUTER_RENEW_WRITE_MS`` past the last
-    written value (None: never written): D1 then gets at most one renewal write per that time per
-    model per isolate. False without a lock (taking or clearing one is written anyway)."""
+def renewal_due(written_until_ms: int | None, pin: Pin, idle_ms: int) -> bool:
+    """True when ``pin.lock_until_ms`` moved at least half the lock's idle time ``idle_ms`` (at
+    most ``OPENROUTER_RENEW_WRITE_MS``) past the last written value (None: never written): the
+    written lock then never lapses while the model is used, and D1 gets at most one renewal write
+    per that time per model per isolate. False without a lock (taking or clearing one is written
+    anyway)."""
     if pin.lock_until_ms is None:
         return False
     if written_until_ms is None:
         return True
-    return pin.lock_until_ms - written_until_ms >= rules.OPENROUTER_RENEW_WRITE_MS
+    return pin.lock_until_ms - written_until_ms >= min(idle_ms // 2, rules.OPENROUTER_RENEW_WRITE_MS)
 
 
 def provider_field(slug: str) -> dict[str, object]:

@@ -125,16 +125,13 @@ MAX_HOPS = 4
 # Every limit counts requests in fixed windows of this length (UTC minutes).
 RATE_WINDOW_MS = MINUTE_MS
 DEFAULT_AUTH_FAIL_LIMIT = 10
-# An IP found not locked out is trusted this long by the isolate that checked, before it asks D1
-# again: with only the failed-auth limit on, a warm request makes no D1 query. A lock another
-# isolate set reaches this one's valid-token callers within this time; a wrong token is always
-# counted in D1 at once, so a guesser gains nothing from it.
-AUTH_LOCK_RECHECK_MS = 10 * SECOND_MS
-# A lease (``core/limits.py``) is this fraction of what is left of a window: a caller far below
-# its limit costs one D1 batch a window, one using all of it a few dozen (24 for an rpm of 60)
-# instead of one per request, and an isolate can hold at most a tenth of a window unspent.
-RATE_LEASE_DIVISOR = 10
-# What an isolate remembers of windows (refused keys, open IPs) before it drops expired entries.
+# An isolate reports a key's units to D1 once this fraction of its limit is unreported
+# (``core/limits.py``): a caller below half its limit in an isolate costs no D1 query, one above
+# it one a window; a key served by several isolates may pass its limit by what they hold unreported.
+RATE_REPORT_DIVISOR = 2
+# After D1 failed to take a report, the isolate counts alone this long before it asks again.
+RATE_REPORT_RETRY_MS = MINUTE_MS
+# What an isolate remembers of windows (keys counted, wrong tokens) before it drops expired ones.
 RATE_MEMORY_MAX_ENTRIES = 10_000
 
 # --- Half-open probes (SPEC §5.3, §5.4) ---
@@ -196,9 +193,10 @@ OPENROUTER_429_RETRY_MS = (1 * SECOND_MS, 2 * SECOND_MS)
 # the model and move the lock at once.
 OPENROUTER_FAULTS_TO_MOVE = 3
 OPENROUTER_ENDPOINT_COOLDOWN_MS = 30 * MINUTE_MS
-# A renewal is written to D1 only once the lock's end moved this far past the written one: at most
-# one renewal write per model per isolate in this time (D1's free plan counts writes).
-OPENROUTER_RENEW_WRITE_MS = 5 * MINUTE_MS
+# A renewal is written to D1 only once the lock's end moved half the idle time past the written
+# one, and at most this far: one renewal write per model per isolate in that time (SPEC §18's D1
+# budget: 96 a day per isolate with the default 30 min idle, not the 288 of every 5 min).
+OPENROUTER_RENEW_WRITE_MS = 15 * MINUTE_MS
 # Models one cron run re-scores (the stalest first): each is a subrequest, and a Worker invocation
 # may make 50 on the free plan; the rest wait for the next run.
 OPENROUTER_CRON_MAX_MODELS = 40

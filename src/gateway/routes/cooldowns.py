@@ -20,6 +20,7 @@ from gateway.core.ledger import Cooldown
 from gateway.responses import json_response
 from gateway.routes import Call
 from gateway.routes.admin import admin_config
+from gateway.shell import d1
 from gateway.shell.http import JsResponse
 from gateway.upstream.openai import CHAT, EMBEDDINGS, send_upstream
 from gateway.wire.cooldowns import cooldown_json
@@ -36,6 +37,8 @@ async def status(call: Call) -> JsResponse:
             "cooldowns": [cooldown_json(c, now_ms) for c in cooldowns],
             "providers": len(config.providers),
             "config_age_ms": now_ms - config.loaded_at_ms,
+            # What this isolate saw of D1 (SPEC §18): while it fails, the snapshot above serves.
+            "d1": d1.health().as_json(),
             # This isolate's broken streams that rescue was on for (SPEC §16), newest first.
             "rescues": [r.json() for r in isolate.current().rescues.recent()],
         }

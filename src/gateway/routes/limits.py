@@ -1,17 +1,20 @@
-"""The rate limits of one request (SPEC §14, ``core/limits.py``), counted in D1.
+"""The rate limits of one request (SPEC §14, ``core/limits.py``): counted in the isolate, reported
+to D1 in shares.
 
 - An IP the isolate knows to be locked out is refused before any token is compared
   (``refuse_if_locked``); a failed token check is counted (``failed``), and refused with 429 once
-  the IP is locked; an admitted caller is counted against ``ip_rpm`` and its client's rpm and
-  checked against the lock (``admit``) in one D1 batch, or none when the isolate holds a lease
-  of each count (``core/limits.py``) and checked the IP recently.
-- The limiter fails open: when D1 cannot count, the request is served without limits (and the log
-  says so); the callers (``routes/auth.py``) enforce tokens, revocation and model lists all the same.
+  the IP is locked; an admitted caller is counted against ``ip_rpm`` and its client's rpm
+  (``admit``). None of them asks D1 unless a key's unreported units reached its share; then one
+  batch reports them all.
+- When D1 cannot take a report, the limits go on in this isolate's memory (and the log says so);
+  tokens, revocation and model lists never depend on D1 at all (``routes/auth.py``).
+- The cron deletes the rows of windows that ended (``sweep``).
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from gateway import isolate
 from gateway.core.clients import Client, token_hash
@@ -22,13 +25,13 @@ from gateway.routes import Call
 from gateway.shell import d1
 from gateway.wire import headers as h
 
-__all__ = ["Limits"]
+__all__ = ["Limits", "sweep"]
 
 logger = logging.getLogger("fllmapi")
 
 
 class Limits:
-    """The limits of one request from one IP (``core/limits.py``), counted in D1."""
+    """The limits of one request from one IP (``core/limits.py``)."""
 
     def __init__(self, call: Call, config: Config) -> None:
         settings = config.settings
@@ -53,56 +56,32 @@ class Limits:
         without one guesses nothing)."""
         if not token:
             return
-        counts: list[tuple[str, int, int]] = []
-        lock = authfail_key(self._ip)
+        reports: list[tuple[str, int, int]] = []
+        lock = None
         if self._fail_limit and self._memory.note_failure(self._ip, token_hash(token), self._now):
-            counts.append((lock, self._fail_limit, 1))
-        ip = ip_key(self._ip)
-        if api and self._ip_rpm and self._from_memory(ip, self._ip_rpm) is None:
-            counts.append(self._lease(ip, self._ip_rpm))
-        answer = await self._ask([], counts) if counts else None
-        if answer is None:
-            return
-        for (key, limit, _), counted in zip(counts, answer[1], strict=True):
-            verdict = self._memory.grant(key, limit, self._now, counted)
-            if key == lock and not verdict.allowed:
-                raise self._locked(verdict)
+            lock = self._count(authfail_key(self._ip), self._fail_limit, reports)[0]
+        if api and self._ip_rpm:
+            self._count(ip_key(self._ip), self._ip_rpm, reports)  # a wrong token is refused anyway
+        await self._report(reports)
+        if lock is not None and not lock.allowed:
+            raise self._locked(lock)
 
     async def admit(self, client: Client | None, *, api: bool) -> dict[str, str]:
-        """Check the lock and count an admitted caller; the ``X-RateLimit-*`` headers of a
-        limited client's answers. Raises ``RateLimitedError`` (429)."""
-        lock = authfail_key(self._ip)
-        reads = [lock] if self._fail_limit and not self._memory.lock_open(self._ip, self._now) else []
+        """Count an admitted caller; the ``X-RateLimit-*`` headers of a limited client's answers.
+        Raises ``RateLimitedError`` (429)."""
         limited: list[tuple[str, int]] = []
         if api and self._ip_rpm:
             limited.append((ip_key(self._ip), self._ip_rpm))
         rpm = self._default_rpm if client is None else client.rpm
         if api and rpm:
             limited.append((client_key(None if client is None else client.id), rpm))
-        verdicts: dict[str, Verdict] = {}
-        counts: list[tuple[str, int, int]] = []
-        for key, limit in limited:
-            known = self._from_memory(key, limit)
-            if known is not None:
-                verdicts[key] = known
-            else:
-                counts.append(self._lease(key, limit))
-        if reads or counts:
-            answer = await self._ask(reads, counts)
-            if answer is None:
-                return {}
-            read, counted = answer
-            if reads:
-                if read[0] >= self._fail_limit:
-                    verdict = Verdict.of(self._fail_limit, None, self._now)
-                    self._memory.note(lock, verdict, self._now)
-                    raise self._locked(verdict)
-                self._memory.note_open(self._ip, self._now)
-            for (key, limit, _), result in zip(counts, counted, strict=True):
-                verdicts[key] = self._memory.grant(key, limit, self._now, result)
+        if not limited:
+            return {}
+        reports: list[tuple[str, int, int]] = []
+        verdicts = [self._count(key, limit, reports)[0] for key, limit in limited]
+        await self._report(reports)
         headers: dict[str, str] = {}
-        for key, _ in limited:
-            verdict = verdicts[key]
+        for (key, _), verdict in zip(limited, verdicts, strict=True):
             if key.startswith("ip:"):
                 if not verdict.allowed:
                     raise self._ip_limited(verdict)
@@ -112,25 +91,26 @@ class Limits:
                 headers = self._headers(verdict)
         return headers
 
-    def _from_memory(self, key: str, limit: int) -> Verdict | None:
-        """What the isolate knows of ``key`` without D1: its refusal when the window is full, else
-        a unit of its lease; None when D1 must be asked."""
-        return self._memory.full(key, limit, self._now) or self._memory.spend(key, limit, self._now)
+    def _count(self, key: str, limit: int, reports: list[tuple[str, int, int]]) -> tuple[Verdict, int]:
+        """Count a unit of ``key``; what is due to D1 joins ``reports``."""
+        verdict, units = self._memory.count(key, limit, self._now)
+        if units:
+            reports.append((key, limit, units))
+        return verdict, units
 
-    def _lease(self, key: str, limit: int) -> tuple[str, int, int]:
-        """The count to ask D1 for: a lease of ``key``'s window."""
-        return key, limit, self._memory.lease_size(key, limit, self._now)
-
-    async def _ask(
-        self, reads: list[str], counts: list[tuple[str, int, int]]
-    ) -> tuple[list[int], list[tuple[int, int] | None]] | None:
-        """The D1 batch, or None when D1 cannot answer: the limits fail open."""
-        sweep = self._memory.sweep_due(self._now)
+    async def _report(self, reports: list[tuple[str, int, int]]) -> None:
+        """One D1 batch for the due reports; when D1 cannot take it, the isolate counts alone."""
+        if not reports:
+            return
+        totals: list[int | None]
         try:
-            return await d1.count_windows(self._env.DB, window_start(self._now), reads, counts, sweep=sweep)
+            counts = [(key, units) for key, _, units in reports]
+            totals = list(await d1.report_windows(self._env.DB, window_start(self._now), counts))
         except StorageError:
-            logger.warning("rate limits not applied: D1 could not count this request (failing open)")
-            return None
+            logger.warning("rate limits counted in this isolate only: D1 could not take its count")
+            totals = [None] * len(reports)
+        for (key, limit, _), total in zip(reports, totals, strict=True):
+            self._memory.reported(key, limit, self._now, total)
 
     def _headers(self, verdict: Verdict) -> dict[str, str]:
         return dict(zip(h.RATE_LIMIT, verdict.header_values(self._now), strict=True))
@@ -162,3 +142,9 @@ class Limits:
             f"{who} is limited to {verdict.limit} requests per minute; try again in {wait} s.",
             headers={**self._retry(verdict), **self._headers(verdict)},
         )
+
+
+async def sweep(db: Any, now_ms: int) -> None:
+    """Delete the rows of windows that ended before ``now_ms``'s (the cron; rows otherwise stay,
+    one per key ever reported)."""
+    await d1.sweep_windows(db, window_start(now_ms))

@@ -1,26 +1,30 @@
 """D1 access: every SQL statement of the gateway, behind Python functions (SPEC §7, §13).
 
 ``db`` is the SDK-wrapped binding (``self.env.DB``): ``None`` binds as NULL, rows come back as
-dicts. A D1 failure becomes ``StorageError``; a duplicate provider name becomes ``ConflictError``.
+dicts. A D1 failure becomes ``StorageError`` naming D1's error (and marks ``health()`` failing until
+D1 answers again); a duplicate provider name becomes ``ConflictError``.
 A provider's keys are ``provider_keys`` rows (``migrations/0002_provider_keys.sql``), read with
 the providers in the same batch and written with them in one batch (a batch is a transaction).
 Named clients (``migrations/0003_clients.sql``) and OpenRouter pins (``0005``) are read in that
-batch too; a duplicate client name becomes ``ConflictError``. Rate windows (``0004``) are counted
-by the limiter in a batch of their own. Usage buckets and events (``0006``) are written by an
+batch too; a duplicate client name becomes ``ConflictError``. Rate windows (``0004``, ``0009``) take
+the limiter's reports in a batch of their own. Usage buckets and events (``0006``) are written by an
 isolate's flush, at most once a minute, in one batch.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyodide.ffi import JsException
 
 from gateway.core import rules, usage
+from gateway.core.classify import redact
 from gateway.core.clients import Client
 from gateway.core.config import Provider, ProviderKey, SealedKey
+from gateway.core.d1health import D1Health
 from gateway.core.kinds import KIND_NAMES, Kind
 from gateway.core.pinning import Pin, Ranked
 from gateway.errors import ConflictError, StorageError
@@ -29,8 +33,8 @@ __all__ = [
     "CLIENT_COLUMNS",
     "PROVIDER_COLUMNS",
     "USAGE_GROUPS",
+    "check_config",
     "claim_setting",
-    "count_windows",
     "delete_client",
     "insert_client",
     "load_clients",
@@ -39,6 +43,7 @@ __all__ = [
     "delete_provider",
     "delete_setting",
     "get_provider",
+    "health",
     "insert_key",
     "insert_provider",
     "load_config_rows",
@@ -52,7 +57,9 @@ __all__ = [
     "put_setting",
     "read_events",
     "read_usage",
+    "report_windows",
     "set_key_enabled",
+    "sweep_windows",
     "update_provider",
     "write_usage",
 ]
@@ -72,6 +79,10 @@ _KEY_FIELDS = "id, provider_id, encrypted_key, iv, auth_tag, enabled"
 _SELECT_KEYS = f"SELECT {_KEY_FIELDS} FROM provider_keys ORDER BY provider_id, id"
 _SELECT_SETTINGS = "SELECT key, value FROM settings"
 _SELECT_CLIENTS = "SELECT * FROM clients ORDER BY id"
+# Every write to the four configuration tables adds 1 (triggers of 0011): one row to read.
+_SELECT_STAMP = "SELECT stamp FROM config_stamp"
+# What a D1 error may show of itself, redacted: its first line is what tells the cause.
+_ERROR_MAX_CHARS = 200
 # Columns a client write may set.
 CLIENT_COLUMNS = ("name", "rpm", "models", "enabled", "stream_rescue")
 # Unique columns whose violation is the caller's (409), with what to tell them.
@@ -151,25 +162,44 @@ def _provider(row: Mapping[str, Any], keys: Any) -> Provider:
     )
 
 
+def health() -> D1Health:
+    """What this isolate saw of D1 (``core/d1health.py``), made at the first query (never at
+    import: the deploy snapshot holds no state)."""
+    global _health
+    if _health is None:
+        _health = D1Health()
+    return _health
+
+
+_health: D1Health | None = None
+
+
 def _failed(what: str, exc: JsException) -> Exception:
     for column, (message, param) in _CONFLICTS.items():
         if f"UNIQUE constraint failed: {column}" in str(exc):
+            health().answered()
             return ConflictError(message, param=param)
-    return StorageError(f"D1 failed to {what}.")
+    error = redact(str(exc))[:_ERROR_MAX_CHARS]
+    health().failed(int(time.time() * 1000), error)
+    return StorageError(f"D1 failed to {what}: {error}")
 
 
 async def _run(what: str, statement: Any, method: str = "run") -> Any:
     try:
-        return await getattr(statement, method)()
+        result = await getattr(statement, method)()
     except JsException as exc:
         raise _failed(what, exc) from exc
+    health().answered()
+    return result
 
 
 async def _batch(what: str, db: Any, statements: list[Any]) -> list[Any]:
     try:
-        return list(await db.batch(statements))
+        results = list(await db.batch(statements))
     except JsException as exc:
         raise _failed(what, exc) from exc
+    health().answered()
+    return results
 
 
 async def load_providers(db: Any) -> list[Provider]:
@@ -178,26 +208,37 @@ async def load_providers(db: Any) -> list[Provider]:
     return _providers(providers["results"], keys["results"])
 
 
-async def load_config_rows(db: Any) -> tuple[list[Provider], dict[str, str], list[Client], list[Pin]]:
-    """Providers (with their keys), settings rows, clients and OpenRouter pins in one D1 round
-    trip."""
+async def load_config_rows(db: Any) -> tuple[list[Provider], dict[str, str], list[Client], list[Pin], int]:
+    """Providers (with their keys), settings rows, clients, OpenRouter pins and the configuration's
+    stamp (``migrations/0011_config_stamp.sql``) in one D1 round trip."""
     statements = [
         db.prepare(_SELECT_PROVIDERS),
         db.prepare(_SELECT_KEYS),
         db.prepare(_SELECT_SETTINGS),
         db.prepare(_SELECT_CLIENTS),
         db.prepare(_SELECT_PINS),
+        db.prepare(_SELECT_STAMP),
     ]
-    try:
-        providers, keys, settings, clients, pins = await db.batch(statements)
-    except JsException as exc:
-        raise StorageError("D1 failed to read the configuration.") from exc
+    providers, keys, settings, clients, pins, stamp = await _batch("read the configuration", db, statements)
     return (
         _providers(providers["results"], keys["results"]),
         {row["key"]: row["value"] for row in settings["results"]},
         [_client(row) for row in clients["results"]],
         [_pin(row) for row in pins["results"]],
+        _stamp(stamp),
     )
+
+
+async def check_config(db: Any) -> tuple[int, list[Pin]]:
+    """The configuration's stamp and the OpenRouter pins, in one round trip of a row per pin and
+    one more: a snapshot whose stamp is unchanged is still the configuration."""
+    stamp, pins = await _batch("read the configuration", db, [db.prepare(_SELECT_STAMP), db.prepare(_SELECT_PINS)])
+    return _stamp(stamp), [_pin(row) for row in pins["results"]]
+
+
+def _stamp(result: Any) -> int:
+    rows = result["results"]
+    return int(rows[0]["stamp"]) if rows else 0
 
 
 # --- Named clients (SPEC §14) ------------------------------------------------------------------
@@ -410,10 +451,7 @@ async def claim_setting(db: Any, key: str, value: str) -> str:
         db.prepare("INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)").bind(key, value),
         db.prepare("SELECT value FROM settings WHERE key = ?").bind(key),
     ]
-    try:
-        _, selected = await db.batch(statements)
-    except JsException as exc:
-        raise StorageError("D1 failed to save a setting.") from exc
+    _, selected = await _batch("save a setting", db, statements)
     return selected["results"][0]["value"]
 
 
@@ -423,39 +461,32 @@ async def delete_setting(db: Any, key: str) -> None:
 
 # --- Rate windows (SPEC §14, ``core/limits.py``; ``migrations/0004_rate_windows.sql``) ---------
 
-# Lease ?4 units of the key's window, as many as its limit (?3) leaves: a row of an older window
-# starts again. A request stamped with an older window than the row's (an isolate whose clock is
-# behind, at a minute's turn) counts in the row's window rather than resetting it. RETURNING yields
-# the new count and the units granted, or no row when the window was full. (SET reads the old row.)
-_COUNT_WINDOW = (
-    "INSERT INTO rate_windows (key, window_start, count, granted) VALUES (?1, ?2, MIN(?4, ?3), MIN(?4, ?3)) "
+# Add ?3 units to the key's count in the window beginning at ?2: a row of an older window starts
+# again. A report stamped with an older window than the row's (an isolate whose clock is behind,
+# at a minute's turn) counts in the row's window rather than resetting it. RETURNING yields the
+# window's count across isolates. No index: the cron's sweep reads the whole (small) table rather
+# than every report writing an index row.
+_REPORT_WINDOW = (
+    "INSERT INTO rate_windows (key, window_start, count) VALUES (?1, ?2, ?3) "
     "ON CONFLICT (key) DO UPDATE SET "
-    "count = CASE WHEN excluded.window_start > window_start THEN MIN(?4, ?3) ELSE MIN(count + ?4, ?3) END, "
-    "granted = CASE WHEN excluded.window_start > window_start THEN MIN(?4, ?3) ELSE MIN(?4, ?3 - count) END, "
+    "count = CASE WHEN excluded.window_start > window_start THEN ?3 ELSE count + ?3 END, "
     "window_start = MAX(window_start, excluded.window_start) "
-    "WHERE excluded.window_start > window_start OR count < ?3 "
-    "RETURNING count, granted"
+    "RETURNING count"
 )
-_READ_WINDOW = "SELECT count FROM rate_windows WHERE key = ?1 AND window_start = ?2"
 _SWEEP_WINDOWS = "DELETE FROM rate_windows WHERE window_start < ?1"
 
 
-async def count_windows(
-    db: Any, start: int, reads: Sequence[str], counts: Sequence[tuple[str, int, int]], *, sweep: bool = False
-) -> tuple[list[int], list[tuple[int, int] | None]]:
-    """One round trip (a batch is one transaction, so counts are exact across isolates): the
-    counts of the keys ``reads`` in the window beginning at ``start`` (0 when none), then for each
-    ``(key, limit, units)`` of ``counts`` a lease of ``units`` — ``(count, granted)`` after it, or
-    None when the window was full. ``sweep`` also deletes the rows of windows that ended."""
-    statements = [db.prepare(_READ_WINDOW).bind(key, start) for key in reads]
-    statements += [db.prepare(_COUNT_WINDOW).bind(key, start, limit, units) for key, limit, units in counts]
-    if sweep:
-        statements.append(db.prepare(_SWEEP_WINDOWS).bind(start))
+async def report_windows(db: Any, start: int, reports: Sequence[tuple[str, int]]) -> list[int]:
+    """Add each ``(key, units)`` of ``reports`` to its count in the window beginning at
+    ``start``, in one round trip (a batch is one transaction); each window's count after it."""
+    statements = [db.prepare(_REPORT_WINDOW).bind(key, start, units) for key, units in reports]
     results = await _batch("count requests", db, statements)
-    rows = [r["results"] for r in results[: len(reads) + len(counts)]]
-    read = [int(r[0]["count"]) if r else 0 for r in rows[: len(reads)]]
-    counted = [(int(r[0]["count"]), int(r[0]["granted"])) if r else None for r in rows[len(reads) :]]
-    return read, counted
+    return [int(r["results"][0]["count"]) for r in results]
+
+
+async def sweep_windows(db: Any, start: int) -> None:
+    """Delete the rows of windows that ended before ``start`` (the cron)."""
+    await _run("sweep rate windows", db.prepare(_SWEEP_WINDOWS).bind(start))
 
 
 # --- OpenRouter pins (SPEC §15, ``core/pinning.py``; ``migrations/0005_openrouter_pins.sql``) -----

@@ -200,7 +200,7 @@ class PinnedUpstream:
         """Hold ``pin`` in the isolate and write it when it changed what D1 must know."""
         book = isolate.current().pins
         written = book.written(pin.model)
-        renew = renewal_due(written, pin)
+        renew = renewal_due(written, pin, self._idle_ms)
         if pin == before and not renew:
             return
         book.put(pin)

@@ -188,7 +188,7 @@ def test_providers_in_priority_order_ties_by_id():
 def test_cache_serves_until_the_ttl():
     cache = ConfigCache()
     config = build_config([provider(1)], {}, {}, now_ms=1_000)
-    cache.put(config, cache.generation)
+    cache.put(config, cache.generation, 1)
 
     assert cache.get(1_000 + rules.CONFIG_TTL_MS - 1) is config
     assert cache.get(1_000 + rules.CONFIG_TTL_MS) is None
@@ -196,14 +196,14 @@ def test_cache_serves_until_the_ttl():
 
 def test_cache_never_keeps_an_empty_provider_list():
     cache = ConfigCache()
-    cache.put(build_config([], {}, {}, now_ms=0), cache.generation)
+    cache.put(build_config([], {}, {}, now_ms=0), cache.generation, 1)
 
     assert cache.get(1) is None
 
 
 def test_invalidate_drops_the_snapshot():
     cache = ConfigCache()
-    cache.put(build_config([provider(1)], {}, {}, now_ms=0), cache.generation)
+    cache.put(build_config([provider(1)], {}, {}, now_ms=0), cache.generation, 1)
     cache.invalidate()
 
     assert cache.get(1) is None
@@ -213,9 +213,37 @@ def test_a_snapshot_read_across_an_invalidation_is_not_kept():
     cache = ConfigCache()
     generation = cache.generation  # a request starts reading D1 ...
     cache.invalidate()  # ... an admin write lands meanwhile ...
-    cache.put(build_config([provider(1)], {}, {}, now_ms=0), generation)  # ... the old read returns
+    cache.put(build_config([provider(1)], {}, {}, now_ms=0), generation, 1)  # ... the old read returns
 
     assert cache.get(1) is None
+
+
+def test_a_confirmed_snapshot_serves_another_ttl_unless_invalidated_meanwhile():
+    cache = ConfigCache()
+    config = build_config([provider(1)], {}, {}, now_ms=0)
+    cache.put(config, cache.generation, 7)
+
+    cache.confirm(rules.CONFIG_TTL_MS, cache.generation)
+    assert cache.get(2 * rules.CONFIG_TTL_MS - 1) is config
+    generation = cache.generation
+    cache.invalidate()
+    cache.confirm(2 * rules.CONFIG_TTL_MS, generation)
+    assert cache.get(2 * rules.CONFIG_TTL_MS) is None
+    assert cache.stamp is None  # an admin write here: only a whole read will do
+
+
+def test_while_d1_fails_the_last_snapshot_serves_however_old_and_d1_is_asked_a_ttl_later():
+    cache = ConfigCache()
+    empty = build_config([], {}, {}, now_ms=0)
+    cache.put(empty, cache.generation, 1)
+    failed_at = 10 * rules.DAY_MS
+
+    assert cache.get(failed_at) is None  # time to ask D1
+    cache.hold(failed_at)
+
+    assert cache.get(failed_at + rules.CONFIG_TTL_MS - 1) is empty
+    assert cache.get(failed_at + rules.CONFIG_TTL_MS) is None
+    assert cache.last is empty
 
 
 def test_an_unreadable_env_value_never_breaks_the_snapshot():

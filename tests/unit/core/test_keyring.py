@@ -68,13 +68,13 @@ def _snapshot(keys: int, encryption_key: str = KEY_HEX):
 def test_the_next_snapshot_inherits_the_decrypted_keys_it_still_holds():
     cache = ConfigCache()
     old = _snapshot(keys=3)
-    cache.put(old, cache.generation)
+    cache.put(old, cache.generation, 1)
     for k in old.providers[0].keys:
         old.key_memo.remember(k, f"sk-{k.id}")
     cache.invalidate()  # an admin write deleted key 103
     new = build_config([provider(1, keys=2)], {}, {"ENCRYPTION_KEY": KEY_HEX}, now_ms=1)
 
-    cache.put(new, cache.generation)
+    cache.put(new, cache.generation, 2)
 
     assert [new.key_memo.plain(k) for k in new.providers[0].keys] == ["sk-101", "sk-102"]
     assert len(new.key_memo) == 2  # the deleted key's text is not carried on
@@ -83,11 +83,11 @@ def test_the_next_snapshot_inherits_the_decrypted_keys_it_still_holds():
 def test_no_inheritance_under_another_encryption_key():
     cache = ConfigCache()
     old = _snapshot(keys=1)
-    cache.put(old, cache.generation)
+    cache.put(old, cache.generation, 1)
     old.key_memo.remember(old.providers[0].keys[0], "sk-101")
     cache.invalidate()
     new = _snapshot(keys=1, encryption_key="11" * 32)
 
-    cache.put(new, cache.generation)
+    cache.put(new, cache.generation, 2)
 
     assert len(new.key_memo) == 0

@@ -55,45 +55,83 @@ def test_each_limit_has_its_own_key():
 
 
 def test_a_counted_request_leaves_the_rest_of_the_window():
-    verdict = Verdict.of(5, 2, T0 + 15_000)
+    verdict, _ = LimitMemory().count("client:1", 5, T0 + 15_000)
 
-    assert verdict.allowed and verdict.remaining == 3
+    assert verdict.allowed and verdict.remaining == 4
     assert verdict.reset_at_ms == T0 + MINUTE
-    assert verdict.header_values(T0 + 15_000) == ("5", "3", "45")
+    assert verdict.header_values(T0 + 15_000) == ("5", "4", "45")
 
 
 def test_a_refused_request_waits_for_the_window_end():
-    verdict = Verdict.of(5, None, T0 + 59_500)
+    verdict = Verdict(5, 5, T0 + MINUTE, allowed=False)
 
-    assert not verdict.allowed and verdict.remaining == 0
+    assert verdict.remaining == 0
     assert verdict.retry_after_s(T0 + 59_500) == 1  # rounded up, never 0
     assert verdict.retry_after_s(T0 + 1_000) == 59
 
 
-def test_memory_refuses_a_full_key_until_its_window_ends():
+def test_an_isolate_alone_counts_a_window_exactly_until_its_end():
     memory = LimitMemory()
-    memory.note("client:1", Verdict.of(2, 2, T0), T0)
 
-    assert memory.full("client:1", 2, T0 + 1).remaining == 0
-    assert memory.full("client:1", 3, T0 + 1) is None  # the limit was raised: ask again
-    assert memory.full("client:1", 2, T0 + MINUTE) is None
+    verdicts = [memory.count("client:1", 3, T0 + i)[0] for i in range(4)]
+
+    assert [v.allowed for v in verdicts] == [True, True, True, False]
+    assert [v.remaining for v in verdicts] == [2, 1, 0, 0]
+    assert memory.full("client:1", 3, T0 + 5) is not None  # refused without counting
+    assert memory.full("client:1", 4, T0 + 5) is None  # the limit was raised: room again
+    assert memory.count("client:1", 4, T0 + 6)[0].remaining == 0  # the window's 3 still count
+    assert memory.count("client:1", 3, T0 + MINUTE)[0].allowed  # a new window
 
 
-def test_memory_keeps_only_full_keys():
+def test_half_a_limit_is_counted_before_the_first_report():
     memory = LimitMemory()
-    memory.note("client:1", Verdict.of(3, 2, T0), T0)
 
-    assert memory.full("client:1", 3, T0) is None
+    due = [memory.count("ip:a", 20, T0 + i)[1] for i in range(12)]
+
+    assert rules.RATE_REPORT_DIVISOR == 2
+    assert due == [0] * 9 + [10, 0, 0]  # the tenth unit reports all ten, once
+    memory.reported("ip:a", 20, T0, 10)
+    later = [memory.count("ip:a", 20, T0 + 20 + i)[1] for i in range(8)]
+    assert later == [0] * 7 + [10]  # the next ten: units 11 to 20
+    assert not memory.count("ip:a", 20, T0 + 30)[0].allowed
 
 
-def test_an_open_address_is_trusted_for_the_recheck_time_and_forgotten_on_a_failure():
+def test_a_report_teaches_the_isolate_what_the_others_counted():
     memory = LimitMemory()
-    memory.note_open("1.2.3.4", T0)
+    for i in range(5):
+        verdict, _ = memory.count("client:1", 10, T0 + i)
 
-    assert memory.lock_open("1.2.3.4", T0 + rules.AUTH_LOCK_RECHECK_MS - 1)
-    assert not memory.lock_open("1.2.3.4", T0 + rules.AUTH_LOCK_RECHECK_MS)
-    memory.note_failure("1.2.3.4", "digest", T0)
-    assert not memory.lock_open("1.2.3.4", T0)
+    memory.reported("client:1", 10, T0 + 5, 9)  # D1: 9 in the window, 4 of them others'
+
+    assert verdict.remaining == 5
+    assert memory.count("client:1", 10, T0 + 6)[0].remaining == 0  # the tenth unit
+    assert not memory.count("client:1", 10, T0 + 7)[0].allowed
+
+
+def test_a_report_answered_after_its_window_ended_changes_nothing():
+    memory = LimitMemory()
+    for i in range(5):
+        memory.count("client:1", 10, T0 + i)
+
+    memory.reported("client:1", 10, T0 + MINUTE, 10)
+
+    assert memory.count("client:1", 10, T0 + MINUTE)[0].remaining == 9
+
+
+def test_when_d1_fails_the_isolate_counts_alone_and_reports_again_a_minute_later():
+    memory = LimitMemory()
+    for i in range(3):
+        memory.count("ip:a", 6, T0 + i)  # the third is due
+
+    memory.reported("ip:a", 6, T0 + 1, None)
+
+    verdicts = [memory.count("ip:a", 6, T0 + 2 + i) for i in range(4)]
+    assert [v.allowed for v, _ in verdicts] == [True, True, True, False]  # 6 in memory: it holds
+    assert [d for _, d in verdicts[:3]] == [0, 0, 0]  # no report before the retry time
+    retry = T0 + 1 + rules.RATE_REPORT_RETRY_MS
+    assert memory.count("ip:b", 6, retry - 1)[1] == 0
+    memory.count("ip:b", 6, retry - 1)
+    assert memory.count("ip:b", 6, retry)[1] == 3  # asked again
 
 
 def test_the_same_wrong_token_counts_once_per_window():
@@ -106,26 +144,19 @@ def test_the_same_wrong_token_counts_once_per_window():
     assert memory.note_failure("5.6.7.8", "x", T0)  # another address
 
 
-def test_the_sweep_is_due_once_per_window():
-    memory = LimitMemory()
-
-    assert [memory.sweep_due(t) for t in (T0, T0 + 10, T0 + MINUTE)] == [True, False, True]
-
-
 def test_memory_stays_bounded_dropping_expired_entries_first():
     memory = LimitMemory(max_entries=3)
-    memory.note_open("old", T0)
-    memory.note("client:1", Verdict.of(1, 1, T0), T0)
-    later = T0 + MINUTE + rules.AUTH_LOCK_RECHECK_MS
-    memory.note_open("a", later)
+    memory.count("old", 5, T0)
+    memory.note_failure("1.2.3.4", "x", T0)
+    later = T0 + MINUTE
+    memory.count("a", 5, later)
 
-    memory.note_open("b", later)  # full: the two expired entries go, a stays
+    memory.count("b", 5, later)  # full: the two expired entries go, a stays
 
-    assert memory.lock_open("a", later) and memory.lock_open("b", later)
-    memory.note_open("c", later)
-    memory.note_open("d", later)  # full of live entries: all go (a D1 query each, later)
-    assert memory.lock_open("d", later)
-    assert not any(memory.lock_open(ip, later) for ip in "abc")
+    assert memory.count("a", 5, later)[0].remaining == 3
+    memory.count("c", 5, later)
+    memory.count("d", 5, later)  # full of live entries: all go (their counts start again)
+    assert memory.count("a", 5, later)[0].remaining == 4
 
 
 def test_the_limits_are_settings_with_env_names_and_0_is_off():
@@ -139,60 +170,3 @@ def test_by_default_only_the_failed_auth_lock_is_on():
     settings, _ = resolve_settings({}, {})
 
     assert (settings.ip_rpm, settings.default_client_rpm, settings.auth_fail_limit) == (0, 0, 10)
-
-
-def test_a_lease_is_a_tenth_of_what_is_left_and_spent_without_asking():
-    memory = LimitMemory()
-    now = T0 + 5_000
-
-    assert memory.spend("client:1", 100, now) is None
-    assert memory.lease_size("client:1", 100, now) == 10
-    first = memory.grant("client:1", 100, now, (10, 10))  # D1 counted the 10 units
-    spent = [memory.spend("client:1", 100, now) for _ in range(9)]
-
-    assert first.allowed and first.remaining == 99
-    assert [v.remaining for v in spent] == list(range(98, 89, -1))
-    assert memory.spend("client:1", 100, now) is None  # the lease is used up: ask again
-    assert memory.lease_size("client:1", 100, now) == 9  # a tenth of the 90 left
-
-
-def test_a_lease_belongs_to_its_window_and_limit():
-    memory = LimitMemory()
-    memory.grant("client:1", 100, T0, (10, 10))
-
-    assert memory.spend("client:1", 50, T0) is None
-    assert memory.spend("client:1", 100, T0 + MINUTE) is None
-
-
-def test_a_partial_grant_and_a_full_window():
-    memory = LimitMemory()
-
-    last = memory.grant("ip:a", 10, T0, (10, 1))  # one unit left in D1: granted and spent
-    refused = memory.grant("ip:b", 10, T0, None)
-
-    assert last.allowed and last.remaining == 0
-    assert memory.full("ip:a", 10, T0) is not None
-    assert not refused.allowed and memory.full("ip:b", 10, T0) is not None
-
-
-def test_leases_taken_at_once_add_up_and_none_is_lost():
-    memory = LimitMemory()
-    # Three requests in flight at once each asked for 4 units of a limit of 10; D1 granted 4, 4, 2.
-    answers = [(4, 4), (8, 4), (10, 2)]
-
-    verdicts = [memory.grant("client:1", 10, T0, answer) for answer in answers]
-    spent = [memory.spend("client:1", 10, T0) for _ in range(7)]
-
-    assert all(v.allowed for v in verdicts)
-    assert [v.allowed for v in spent] == [True] * 7  # 10 units in all, 3 spent by the askers
-    assert memory.spend("client:1", 10, T0) is None
-    assert memory.grant("client:1", 10, T0, None).allowed is False
-
-
-def test_a_request_refused_by_d1_spends_a_lease_that_came_back_meanwhile():
-    memory = LimitMemory()
-    memory.grant("client:1", 10, T0, (10, 10))  # another request's lease: 9 units left
-
-    late = memory.grant("client:1", 10, T0, None)  # this one found the window full in D1
-
-    assert late.allowed and late.remaining == 8

@@ -529,7 +529,7 @@ def test_candidates_are_fresh_for_ten_minutes(refreshed, now, fresh):
     assert candidates_fresh(Pin("m", AB, refreshed), now) is fresh
 
 
-RENEW = rules.OPENROUTER_RENEW_WRITE_MS
+RENEW = IDLE // 2  # below OPENROUTER_RENEW_WRITE_MS
 
 
 @pytest.mark.parametrize(
@@ -543,19 +543,25 @@ RENEW = rules.OPENROUTER_RENEW_WRITE_MS
         (T0, None, False),
     ],
 )
-def test_a_renewal_is_written_once_the_lock_moved_five_minutes(written, until, due):
-    assert renewal_due(written, Pin("m", AB, T0, "a", until)) is due
+def test_a_renewal_is_written_once_the_lock_moved_half_its_idle_time(written, until, due):
+    assert renewal_due(written, Pin("m", AB, T0, "a", until), IDLE) is due
 
 
-def test_traffic_writes_one_renewal_per_five_minutes():
+def test_a_long_idle_time_renews_at_most_every_fifteen_minutes():
+    day = 24 * 60 * MINUTE
+    assert renewal_due(T0, Pin("m", AB, T0, "a", T0 + rules.OPENROUTER_RENEW_WRITE_MS), day)
+    assert not renewal_due(T0, Pin("m", AB, T0, "a", T0 + rules.OPENROUTER_RENEW_WRITE_MS - 1), day)
+
+
+def test_traffic_writes_one_renewal_per_half_idle_time():
     pin = locked_pin()
     written, writes = pin.lock_until_ms, 0
-    for second in range(1, 20 * 60 + 1):  # a request every second for 20 minutes
+    for second in range(1, 60 * 60 + 1):  # a request every second for an hour
         pin = pin_for_request(pin, T0 + second * rules.SECOND_MS, IDLE)
-        if renewal_due(written, pin):
+        if renewal_due(written, pin, IDLE):
             written, writes = pin.lock_until_ms, writes + 1
 
-    assert writes == 4
+    assert writes == 6
 
 
 def test_the_provider_field_pins_one_slug_without_fallbacks():
