@@ -75,8 +75,10 @@ D1_RETRY_MS = 61_000
 
 def _d1_answers(gateway: Gateway) -> None:
     """D1 answers again (a test may have made it fail), and the isolate will ask it again."""
-    if gateway.d1_fault("off")["was"] != "off":
+    gateway.d1_fault("off")
+    if gateway.d1_faulted:
         gateway.advance_clock(D1_RETRY_MS)
+        gateway.d1_faulted = False
 
 
 def _reset(client: httpx.Client, gateway: Gateway | None = None) -> None:

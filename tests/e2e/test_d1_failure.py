@@ -212,6 +212,23 @@ def test_a_cold_isolate_with_no_snapshot_answers_503_naming_d1(tmp_path, upstrea
     assert gateway.api_token not in log and gateway.admin_token not in log
 
 
+@pytest.mark.usefixtures("warm")
+def test_once_d1_answers_again_an_admin_write_is_seen_by_the_next_request(gateway, admin, provider):
+    """The snapshot held through the failure gives way to the write D1 took (SPEC §2.3)."""
+    gateway.d1_fault("all")
+    gateway.advance_clock(STALE_MS)
+    assert chat(gateway).status_code == 200  # D1 failed: the old snapshot is held
+    gateway.d1_fault("off")
+
+    renamed = admin.put(f"/providers/{provider['id']}", json={"name": "after"})
+    limited = admin.put("/settings", json={"ip_rpm": 7})
+    answer = chat(gateway)
+
+    assert renamed.status_code == 200 and limited.status_code == 200
+    assert admin.get("/settings").json()["settings"]["ip_rpm"]["value"] == 7
+    assert answer.status_code == 200 and answer.headers["x-routed-via"] == "after/fake-model"
+
+
 # --- The admin API --------------------------------------------------------------------------
 
 
@@ -374,6 +391,7 @@ def test_a_warm_request_from_a_known_caller_within_its_limits_makes_no_d1_query(
         assert made.status_code == 201, made.text
         token = made.json()["token"]
     ip = new_ip()
+    assert admin.get("/usage").status_code == 200  # the isolate's usage written: no flush is due
     warm_up = [chat(gateway, token=token, ip=ip).status_code for _ in range(3)]
     # Back a little later, in the same window and snapshot: a caller is known for longer than that.
     gateway.advance_clock(RETURNS_AFTER_MS)

@@ -52,6 +52,8 @@ class Gateway:
     admin_token: str
     encryption_key: str
     clock_path: Path
+    # Whether a test made D1 fail since the last reset (the admin fixture then moves the clock on).
+    d1_faulted: bool = False
 
     @classmethod
     def start(cls, workdir: Path, extra_env: dict[str, str] | None = None) -> Gateway:
@@ -131,6 +133,7 @@ class Gateway:
             timeout=30,
         )
         response.raise_for_status()
+        self.d1_faulted = self.d1_faulted or mode != "off"
         return response.json()
 
     def stop(self) -> int:
