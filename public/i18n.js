@@ -254,6 +254,9 @@ export const I18N = {
     "settingHelp.stream_rescue":
       "Off by default. When on, a stream cut mid-answer is finished by another provider and marked as rescued (x_rescued_from), never silently. A client may have its own switch under Clients. See the README.",
     "settingHelp.max_body_bytes": "Larger requests are refused with 413 (1 MB = 1,048,576 bytes).",
+    "setting.subrequest_limit": "Subrequests per request",
+    "settingHelp.subrequest_limit":
+      "What your Workers plan allows one request (upstream calls and database queries): 50 on the free plan, 10,000 on a paid one. A request stops with 503 before it would pass it, instead of trying more providers; no provider cools down for it. From 1 to 10,000.",
     "setting.default_client_rpm": "API token: requests per minute",
     "setting.ip_rpm": "Requests per minute per IP",
     "setting.auth_fail_limit": "Failed token checks per minute per IP",
@@ -653,6 +656,9 @@ export const I18N = {
     "settingHelp.stream_rescue":
       "默认关闭。开启后，流式回答中途断开时，由另一个服务商接着写完，并明确标出（x_rescued_from），绝不悄悄拼接。客户端可在“客户端”中单独设置。详见 README。",
     "settingHelp.max_body_bytes": "更大的请求以 413 拒绝（1 MB = 1,048,576 字节）。",
+    "setting.subrequest_limit": "每个请求的子请求数",
+    "settingHelp.subrequest_limit":
+      "Workers 套餐允许单个请求发出的子请求数（上游调用与数据库查询）：免费版 50，付费版 10,000。请求在即将超出前以 503 停止，不再尝试更多服务商，也不会因此让任何服务商进入冷却。范围 1 到 10,000。",
     "setting.default_client_rpm": "API 令牌每分钟请求数",
     "setting.ip_rpm": "每个 IP 每分钟请求数",
     "setting.auth_fail_limit": "每个 IP 每分钟令牌验证失败次数",

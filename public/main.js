@@ -107,14 +107,22 @@ async function enter() {
     () => null,
     (err) => err,
   );
-  await Promise.all([loadProviders(), loadPlatforms(), loadSettings(), loadStatus(), loadClients()]);
+  // Clients are read from D1 itself: while D1 fails (the status banner says so) the panel says
+  // why it is empty, and the rest of the page works from the gateway's snapshot.
+  const clients = loadClients().then(
+    () => null,
+    (err) => err,
+  );
+  await Promise.all([loadProviders(), loadPlatforms(), loadSettings(), loadStatus()]);
   const failed = await openrouter;
   const usageFailed = await usage;
+  const clientsFailed = await clients;
   state.view = "main";
   state.loginMessage = "";
   state.notes = {};
   if (failed) state.notes.openrouter = { kind: "error", text: failed.message };
   if (usageFailed) state.notes.usage = { kind: "error", text: usageFailed.message };
+  if (clientsFailed) state.notes.clients = { kind: "error", text: clientsFailed.message };
   renderAll();
   startTimers();
 }

@@ -32,6 +32,7 @@ const SETTING_GROUPS = [
       "stream_stall_ms",
       "stream_rescue",
       "max_body_bytes",
+      "subrequest_limit",
     ],
   ],
   ["limits", LIMIT_KEYS],

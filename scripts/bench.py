@@ -11,8 +11,8 @@ straight to the upstream and through the gateway, and prints:
 - pinning (SPEC §15): the same non-streamed request through an OpenRouter provider (a fake
   OpenRouter on 127.0.0.1) with its model pinned, beside the same fake unpinned;
 - limits (SPEC §14): the same non-streamed request from a rate-limited client with ``ip_rpm`` on
-  (the IP's and the client's counts taken as leases: a D1 batch per lease, about ten a minute),
-  beside the default (only the failed-auth lock on: no D1 query when warm);
+  (counted in the isolate; below half the limits, as here, no D1 query), beside the default
+  (only the failed-auth lock on: no D1 query when warm);
 - the rest of the OpenAI surface (SPEC §12.6): an embeddings call (eight inputs) and a
   transcription upload (a 256 KB WAV), straight and through the gateway: added latency and CPU;
 - surfaces (SPEC §12): per translated surface, the added latency of a non-streamed call and the

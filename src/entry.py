@@ -15,6 +15,7 @@ from typing import Any
 from workers import Request, WorkerEntrypoint
 
 from gateway import isolate, meter
+from gateway.core import subrequests
 from gateway.core.classify import redact
 from gateway.errors import GatewayError, MethodNotAllowedError, NotFoundError, StorageError, error_body
 from gateway.responses import PRIVATE_HEADERS, json_response, preflight_response
@@ -149,6 +150,7 @@ def error_response(exc: Exception) -> JsResponse:
 
 class Default(WorkerEntrypoint):
     async def fetch(self, request: Request) -> JsResponse:
+        subrequests.begin()  # this request's count (SPEC §18); its tasks inherit it
         incoming = IncomingRequest(request)
         if incoming.method == "OPTIONS":
             return preflight_response(incoming.header("access-control-request-headers"))
@@ -176,6 +178,7 @@ class Default(WorkerEntrypoint):
         entrypoint's handler with the event alone (``env`` and ``ctx`` are the instance's:
         ``getHandlerFromEntrypointClass`` in workerd's worker.c++), so a handler that also asks
         for them fails every run."""
+        subrequests.begin()
         refreshed = await openrouter.refresh_candidates(self.env)
         logger.info("cron %s: %d OpenRouter model(s) re-scored", controller.cron, refreshed)
         try:

@@ -299,6 +299,13 @@ SETTINGS: tuple[AnySetting, ...] = (
     OriginSetting("openrouter_origin", "OPENROUTER_ORIGIN"),
     # Stream rescue (SPEC §16): 1 on, 0 off (opt-in); a client's own switch wins (``Caller``).
     Setting("stream_rescue", "STREAM_RESCUE", 0, clamp=(0, 1)),
+    # The Workers plan's subrequests per request (SPEC §18, ``core/subrequests.py``).
+    Setting(
+        "subrequest_limit",
+        "SUBREQUEST_LIMIT",
+        rules.DEFAULT_SUBREQUEST_LIMIT,
+        clamp=(rules.SUBREQUEST_LIMIT_MIN, rules.SUBREQUEST_LIMIT_MAX),
+    ),
 )
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
 # Both names of every setting: the D1 key and the env var.
@@ -357,6 +364,7 @@ class Settings:
     openrouter_lock_idle_ms: int = rules.DEFAULT_OPENROUTER_LOCK_IDLE_MS
     openrouter_origin: str = DEFAULT_OPENROUTER_ORIGIN
     stream_rescue: int = 0
+    subrequest_limit: int = rules.DEFAULT_SUBREQUEST_LIMIT
 
 
 def resolve_settings(

@@ -26,6 +26,9 @@ Rules (the numbers are in ``rules``, the settings in ``Settings``):
   budget allows.
 - A step whose provider started cooling earlier in this request (or all of whose keys did) is
   skipped.
+- Subrequests (SPEC §18, ``core/subrequests.py``): before every attempt, the request's counter
+  is asked whether one more fits; when it does not, the loop stops there (``"subrequests"``):
+  the attempt is not made, and nothing is recorded for its candidate.
 - Nothing served: ``outcome.decide_exhaustion`` over the trail.
 """
 
@@ -48,6 +51,7 @@ from gateway.core.outcome import (
     no_providers,
 )
 from gateway.core.state import RouterState
+from gateway.core.subrequests import Subrequests
 from gateway.core.trail import TrailEntry, named_key_id
 
 __all__ = ["Clock", "run_loop"]
@@ -63,14 +67,15 @@ class Clock:
 
 async def run_loop(
     chain: Chain, attempt: Attempt, *, settings: Settings, state: RouterState, clock: Clock,
-    avoid_keys: frozenset[int] = frozenset(),
+    avoid_keys: frozenset[int] = frozenset(), subrequests: Subrequests | None = None,
 ) -> LoopResult:
     """Run ``chain`` (rules in the module doc). Returns ``Served``, ``CallerError`` or
     ``Exhausted``; never raises for an upstream problem (``attempt`` reports those as values).
-    ``avoid_keys``: keys not to use (a rescue's, SPEC §16: the key whose stream broke)."""
+    ``avoid_keys``: keys not to use (a rescue's, SPEC §16: the key whose stream broke);
+    ``subrequests``: the request's counter (None: not limited), which ``attempt`` adds to."""
     if not chain.steps and not chain.skipped:
         return no_providers()
-    run = _Run(chain, settings, state, clock)
+    run = _Run(chain, settings, state, clock, subrequests)
     run.skip_keys |= avoid_keys
     for step in chain.steps:
         result = await run.try_step(step, attempt)
@@ -80,7 +85,7 @@ async def run_loop(
             break
     now_ms = clock.now_ms()
     cooldowns = state.ledger.active(now_ms, chain.provider_ids())
-    return decide_exhaustion(tuple(run.trail), run.stop, cooldowns, now_ms, chain.several_keys())
+    return decide_exhaustion(tuple(run.trail), run.stop, cooldowns, now_ms, chain.several_keys(), subrequests)
 
 
 class _Run:
@@ -88,11 +93,14 @@ class _Run:
 
     __slots__ = (
         "chain", "clock", "deadline_ms", "failures", "settings", "skip_keys", "skip_models",
-        "skip_providers", "state", "stop", "trail",
+        "skip_providers", "state", "stop", "subrequests", "trail",
     )  # fmt: skip
 
-    def __init__(self, chain: Chain, settings: Settings, state: RouterState, clock: Clock) -> None:
+    def __init__(
+        self, chain: Chain, settings: Settings, state: RouterState, clock: Clock, subrequests: Subrequests | None
+    ) -> None:
         self.chain = chain
+        self.subrequests = subrequests
         self.settings = settings
         self.state = state
         self.clock = clock
@@ -123,6 +131,9 @@ class _Run:
         while True:
             timeout_ms = self._timeout_ms(step)
             if timeout_ms is None:
+                return None
+            if self.subrequests is not None and not self.subrequests.room():
+                self.stop = "subrequests"
                 return None
             started_ms = self.clock.now_ms()
             # A probe is never retried, so this runs once for it.

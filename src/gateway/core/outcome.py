@@ -19,7 +19,10 @@ The loop returns one of:
   | anything else, or a mix             | 502    | provider_error / upstream_failed          |
 
   No attempt at all because every candidate cools down: 429 with ``retry_at_ms`` and the
-  cooldowns. An empty chain: 503 ``no_providers_configured``.
+  cooldowns. An empty chain: 503 ``no_providers_configured``. The loop stopped before an attempt
+  that would pass the request's subrequest limit (SPEC §18): 503 ``service_unavailable`` /
+  ``subrequest_limit``, whatever the attempts made ended as; its message names the limit and the
+  setting, then says what the answer above would have said of those attempts.
 
 Messages name each attempt (``provider/model: class (status reason)``, the reason redacted)
 and, for 429, the soonest reset (``~45s``, ``~12m``, ``~3h``).
@@ -35,6 +38,7 @@ from gateway.core import rules
 from gateway.core.attempt import Candidate, Observed
 from gateway.core.classify import FailureKind
 from gateway.core.ledger import Cooldown
+from gateway.core.subrequests import Subrequests
 from gateway.core.trail import Trail, TrailEntry
 
 __all__ = [
@@ -48,7 +52,7 @@ __all__ = [
     "no_providers",
 ]
 
-Stop = Literal["breaker", "budget"] | None
+Stop = Literal["breaker", "budget", "subrequests"] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,12 +168,15 @@ def _match(trail: Trail, stop: Stop) -> _Row:
 
 def decide_exhaustion(
     trail: Trail, stop: Stop, cooldowns: list[Cooldown], now_ms: int,
-    several_keys: Collection[int] = frozenset(),
+    several_keys: Collection[int] = frozenset(), subrequests: Subrequests | None = None,
 ) -> Exhausted:
     """The answer when no candidate served. ``trail``: the failed attempts (empty when every
     candidate was skipped); ``stop``: why the loop ended early, if it did; ``cooldowns``: the
     live cooldowns of the chain's providers, soonest end first; ``several_keys``: the ids of
-    those providers that hold more than one key (only their keys are named, as in the trail)."""
+    those providers that hold more than one key (only their keys are named, as in the trail);
+    ``subrequests``: the request's counter, for a ``"subrequests"`` stop."""
+    if stop == "subrequests" and subrequests is not None:
+        return _out_of_subrequests(trail, cooldowns, now_ms, several_keys, subrequests)
     if not trail:
         return _all_cooling(cooldowns, now_ms, several_keys)
     row = _match(trail, stop)
@@ -186,6 +193,20 @@ def decide_exhaustion(
             parts.append(f"Soonest reset {format_eta(retry_at_ms - now_ms)}")
     parts.append("Attempts: " + "; ".join(_describe(entry) for entry in trail))
     return Exhausted(row.status, row.type, row.code, ". ".join(parts), retry_at_ms, kept, trail)
+
+
+def _out_of_subrequests(
+    trail: Trail, cooldowns: list[Cooldown], now_ms: int, several_keys: Collection[int], counter: Subrequests,
+) -> Exhausted:
+    message = (
+        f"This request stopped after {counter.used} subrequests: the Workers plan allows {counter.limit} per "
+        f"request (setting subrequest_limit; {rules.SUBREQUESTS_RESERVED} are kept for the work after the "
+        "answer) and the next attempt would pass it; on a paid plan raise the setting (up to "
+        f"{rules.SUBREQUEST_LIMIT_MAX})"
+    )
+    if trail:
+        message += ". " + decide_exhaustion(trail, None, cooldowns, now_ms, several_keys).message
+    return Exhausted(503, "service_unavailable", "subrequest_limit", message, None, (), trail)
 
 
 def _all_cooling(

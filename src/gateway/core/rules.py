@@ -32,14 +32,27 @@ DEFAULT_ATTEMPT_TIMEOUT_MS = 15 * SECOND_MS
 TOTAL_BUDGET_MS = 45 * SECOND_MS
 DEFAULT_SAME_MODEL_RETRY_MAX_MS = 3 * SECOND_MS
 DEFAULT_MAX_CONSECUTIVE_FAILS = 0  # 0 = breaker off
-# Keys one step tries after key-scoped failures (SPEC §13), the first try included. With one
-# same-model retry per step, MAX_CANDIDATES * (MAX_KEY_TRIES + 1) attempts stay under the free
-# plan's 50 subrequests per request; the keys left cool down or take the next request.
+# Keys one step tries after key-scoped failures (SPEC §13), the first try included; the keys left
+# cool down or take the next request. (With one same-model retry per step, MAX_CANDIDATES *
+# (MAX_KEY_TRIES + 1) attempts plus D1 can pass the free plan's subrequests: the loop stops before
+# the limit, below.)
 MAX_KEY_TRIES = 3
 # How long the ledger remembers an admin write's reset of a provider or key: it only has to
 # outlast the attempts already under way, and none runs past the request's budget (each attempt's
 # timeout is clamped to what is left of it); twice that is slack for timers that fire late.
 FORGET_HOLD_MS = 2 * TOTAL_BUDGET_MS
+
+# --- Subrequests (SPEC §18, core/subrequests.py) ---
+# A Workers request may make this many subrequests on the free plan (fetches and D1 queries, its
+# waitUntil work included), 10,000 on a paid plan (developers.cloudflare.com/workers/platform/
+# limits/); the subrequest_limit setting's default and range.
+DEFAULT_SUBREQUEST_LIMIT = 50
+SUBREQUEST_LIMIT_MIN = 1
+SUBREQUEST_LIMIT_MAX = 10_000
+# Kept back at every check, for what comes after it unchecked: the usage flush (one D1 batch that
+# waitUntil runs once the answer is done, gateway/meter.py), and an OpenRouter pin write the last
+# attempt queued for waitUntil, not yet run (so not yet counted) when the next attempt is checked.
+SUBREQUESTS_RESERVED = 2
 
 # --- Streams (SPEC §2.6) ---
 DEFAULT_STREAM_STALL_MS = 60 * SECOND_MS

@@ -17,6 +17,7 @@ from gateway.core.classify import classify
 from gateway.core.config import Config, Provider
 from gateway.core.kinds import Kind
 from gateway.core.ledger import Cooldown
+from gateway.core.subrequests import SUBREQUESTS
 from gateway.responses import json_response
 from gateway.routes import Call
 from gateway.routes.admin import admin_config
@@ -110,7 +111,7 @@ def _probes(config: Config, cooling: list[Cooldown]) -> list[Candidate]:
 
 
 def _not_probed(candidate: Candidate) -> dict[str, Any]:
-    """The result of a probe left out by ``MAX_VERIFY_PROBES``: nothing sent, nothing recorded."""
+    """The result of a probe left out (``verify_cooldowns``): nothing sent, nothing recorded."""
     key = candidate.key
     return {
         "providerId": candidate.provider.id,
@@ -119,21 +120,26 @@ def _not_probed(candidate: Candidate) -> dict[str, Any]:
         "ok": None,
         "status": None,
         "message": (
-            f"not probed: one verify sends at most {rules.MAX_VERIFY_PROBES} probes (the "
-            "subrequest limit of a Workers request); its cooldown was cleared unchecked"
+            f"not probed: one verify sends at most {rules.MAX_VERIFY_PROBES} probes, within the "
+            "subrequest limit of a Workers request (setting subrequest_limit); its cooldown was cleared "
+            "unchecked"
         ),
     }
 
 
 async def verify_cooldowns(call: Call) -> JsResponse:
     """Clear every cooldown, then probe each provider and each key that was cooling down: the
-    first ``MAX_VERIFY_PROBES`` in priority order; the others are reported with ``ok: null``."""
+    first ``MAX_VERIFY_PROBES`` in priority order, fewer when the request's subrequests (SPEC §18)
+    leave less room; the others are reported with ``ok: null``."""
     config = await admin_config(call)
+    subrequests = SUBREQUESTS.get()
+    subrequests.limit = config.settings.subrequest_limit
     ledger = isolate.current().router.ledger
     now_ms = isolate.now_ms()
     cooling = ledger.active(now_ms)
     ledger.clear(now_ms)
     probes = _probes(config, cooling)
-    sent, left = probes[: rules.MAX_VERIFY_PROBES], probes[rules.MAX_VERIFY_PROBES :]
+    count = min(rules.MAX_VERIFY_PROBES, subrequests.left())
+    sent, left = probes[:count], probes[count:]
     results = await asyncio.gather(*(_probe(config, c) for c in sent))
     return json_response({"results": [*results, *(_not_probed(c) for c in left)]})

@@ -8,7 +8,9 @@ relay holds a ``Rescuer`` and calls ``open(partial)`` at most once, when the str
 
 ``open`` runs the fallback loop once more, over a chain for the served model (the same model
 first, on other providers, then the chain's other models, as ``build_chain`` orders them), never
-with the key whose stream broke, under a budget of its own (``TOTAL_BUDGET_MS`` from the break).
+with the key whose stream broke, under a budget of its own (``TOTAL_BUDGET_MS`` from the break),
+and within what is left of the request's subrequests (SPEC §18: the relay's task counts on the
+request's counter).
 Each candidate is sent the original body plus the partial, by the method its platform is known
 to honour (``plan_rescue``); failures before the first event fail over, cool down and are
 remembered as any attempt's. The answer is the rescue's opened stream, or None.
@@ -30,6 +32,7 @@ from gateway.core.kinds import Kind
 from gateway.core.loop import run_loop
 from gateway.core.outcome import Served
 from gateway.core.rescue import Method, plan_rescue, request_refusal, rescue_enabled
+from gateway.core.subrequests import SUBREQUESTS
 from gateway.core.trail import trail_header
 from gateway.routes import Call
 from gateway.routes.routing import routed_via
@@ -99,7 +102,8 @@ class Rescuer:
         cut_key = served.candidate.key
         avoid = frozenset() if cut_key is None else frozenset({cut_key.id})
         result = await run_loop(
-            chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK, avoid_keys=avoid
+            chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK, avoid_keys=avoid,
+            subrequests=SUBREQUESTS.get(),
         )
         if self._visit is not None:
             self._visit.failed(result.trail)  # the rescue's failed attempts count as any (SPEC §17)

@@ -21,6 +21,7 @@ from gateway.core.counting import estimate_text
 from gateway.core.kinds import Kind, single_model
 from gateway.core.loop import run_loop
 from gateway.core.outcome import Exhausted, LoopResult, Served
+from gateway.core.subrequests import SUBREQUESTS
 from gateway.core.trail import Trail, attempts_header, header_safe, trail_header
 from gateway.errors import NotFoundError, PermissionDeniedError, RoutingError
 from gateway.routes import Call
@@ -50,9 +51,11 @@ async def route(
     (SPEC §12.6), and for a ``single_model`` kind only one model. Chat requests to OpenRouter are
     pinned (SPEC §15, ``upstream/openrouter.py``), writing to ``call``'s D1 in its ``waitUntil``.
     The request is counted (SPEC §17, ``gateway.meter``): its failed attempts at once, itself when
-    its answer ends. Raises ``PermissionDeniedError`` (403) for a model outside the allow-list, ``NotFoundError``
-    (404) for a single-model kind's model that no provider declares as that kind, and for a kind
-    other than chat that no provider declares at all."""
+    its answer ends. The loop stops before the request's subrequests pass ``subrequest_limit``
+    (SPEC §18, ``core/subrequests.py``), which becomes the request's limit here. Raises
+    ``PermissionDeniedError`` (403) for a model outside the allow-list, ``NotFoundError`` (404) for
+    a single-model kind's model that no provider declares as that kind, and for a kind other than
+    chat that no provider declares at all."""
     state = isolate.current().router
     model = resolve_alias(config.settings.model_aliases, model) or model
     auto = is_auto(model)
@@ -83,12 +86,16 @@ async def route(
             param="model",
         )
     deadline_ms = now_ms + rules.TOTAL_BUDGET_MS
+    subrequests = SUBREQUESTS.get()
+    subrequests.limit = config.settings.subrequest_limit
     if kind is Kind.CHAT and isinstance(body, JsonBody):
         attempt: Attempt = PinnedUpstream(config, body, stream, caller.hops, call.env.DB, call.ctx, deadline_ms, endpoint)
     else:
         attempt = OpenAIUpstream(config, body, stream, caller.hops, endpoint)
     counted = meter.visit(call, caller.client.id if caller.client else 0, input_estimate(body))
-    result = await run_loop(chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK)
+    result = await run_loop(
+        chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK, subrequests=subrequests
+    )
     counted.routed(result, model, isolate.now_ms())
     return result
 

@@ -27,6 +27,7 @@ from gateway.core.config import Provider, ProviderKey, SealedKey
 from gateway.core.d1health import D1Health
 from gateway.core.kinds import KIND_NAMES, Kind
 from gateway.core.pinning import Pin, Ranked
+from gateway.core.subrequests import SUBREQUESTS
 from gateway.errors import ConflictError, StorageError
 
 __all__ = [
@@ -185,6 +186,7 @@ def _failed(what: str, exc: JsException) -> Exception:
 
 
 async def _run(what: str, statement: Any, method: str = "run") -> Any:
+    SUBREQUESTS.get().used += 1  # a round trip: one subrequest (SPEC §18)
     try:
         result = await getattr(statement, method)()
     except JsException as exc:
@@ -194,6 +196,7 @@ async def _run(what: str, statement: Any, method: str = "run") -> Any:
 
 
 async def _batch(what: str, db: Any, statements: list[Any]) -> list[Any]:
+    SUBREQUESTS.get().used += 1
     try:
         results = list(await db.batch(statements))
     except JsException as exc:

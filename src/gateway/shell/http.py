@@ -15,6 +15,7 @@ import js
 from pyodide.ffi import JsException, jsnull, to_js
 
 from gateway.core.attempt import Defect
+from gateway.core.subrequests import SUBREQUESTS
 
 if TYPE_CHECKING:
     from js import ReadableStream
@@ -209,7 +210,8 @@ async def send(
 ) -> UpstreamResponse | Defect:
     """Send one upstream request; the answer once its headers arrive (timer still armed, see
     ``UpstreamResponse``), or the defect: ``TIMEOUT`` after ``timeout_ms`` without headers,
-    ``NETWORK`` for any transport failure."""
+    ``NETWORK`` for any transport failure. Counted as a subrequest of the current request."""
+    SUBREQUESTS.get().used += 1
     controller = js.AbortController.new()
     # The timer is JS's own (abort bound to the controller): no Python callback per request.
     timer = js.setTimeout(controller.abort.bind(controller), timeout_ms)

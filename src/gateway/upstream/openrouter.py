@@ -17,6 +17,10 @@ this module fetches a model's endpoints, sends the pinned request and writes the
   account's data policy), are then retried at once unpinned, in the same attempt: OpenRouter's own
   routing serves that request, as it did before pinning, instead of the whole provider cooling
   down for one upstream's hiccup. Only when that fails too do the loop's rules apply.
+- Subrequests (SPEC §18): the loop checked room for the attempt's one fetch; every fetch beyond it
+  (a first scoring, a 429 retry, the unpinned retry) is made only when the request's counter has
+  room for it, else left out (a model not scored goes unpinned this once, without counting as a
+  failed scoring).
 - D1 writes (a lock taken or moved, a first scoring, a due renewal) go to ``waitUntil``: the answer
   never waits for them. A failed write is logged; the next change writes the whole row again.
 """
@@ -46,6 +50,7 @@ from gateway.core.pinning import (
     rank_endpoints,
     renewal_due,
 )
+from gateway.core.subrequests import SUBREQUESTS
 from gateway.errors import StorageError
 from gateway.shell import d1, http
 from gateway.upstream.openai import CHAT, Endpoint, JsonBody, OpenAIUpstream, send_upstream
@@ -136,6 +141,7 @@ class PinnedUpstream:
         self._on = bool(settings.openrouter_pinning) and "provider" not in body.data
         self._origin = settings.openrouter_origin
         self._idle_ms = settings.openrouter_lock_idle_ms
+        self._subrequests = SUBREQUESTS.get()
 
     async def __call__(self, candidate: Candidate, timeout_ms: int) -> Outcome:
         provider = candidate.provider
@@ -150,7 +156,7 @@ class PinnedUpstream:
         outcome = await self._send(candidate, body, timeout_ms)
         for wait_ms in rules.OPENROUTER_429_RETRY_MS:
             left_ms = self._deadline_ms - isolate.now_ms() - wait_ms
-            if not _rate_limited(outcome) or left_ms <= 0:
+            if not _rate_limited(outcome) or left_ms <= 0 or not self._subrequests.room():
                 break
             await isolate.CLOCK.sleep(wait_ms)
             outcome = await self._send(candidate, body, min(timeout_ms, left_ms))
@@ -159,7 +165,7 @@ class PinnedUpstream:
             # What OpenRouter did before pinning: its own choice of upstream serves this one
             # request (the cache is lost once), rather than the whole provider cooling down.
             left_ms = min(timeout_ms, self._deadline_ms - isolate.now_ms())
-            if left_ms > 0:
+            if left_ms > 0 and self._subrequests.room():
                 outcome = await self._plain(candidate, left_ms)
         return outcome
 
@@ -175,7 +181,8 @@ class PinnedUpstream:
         now_ms = isolate.now_ms()
         before = book.get(model) or Pin(model)
         pin = before
-        if not pin.candidates and not book.scoring_failed(model, now_ms):
+        # The scoring fetch and the request's own must both fit.
+        if not pin.candidates and not book.scoring_failed(model, now_ms) and self._subrequests.room(2):
             ranked = await fetch_ranked(
                 self._origin, model, now_ms, min(rules.OPENROUTER_SCORE_TIMEOUT_MS, timeout_ms)
             )

@@ -12,6 +12,7 @@ from gateway.core.config import (
     Setting,
     build_config,
     parse_setting,
+    resolve_settings,
 )
 from support.factories import provider
 
@@ -66,6 +67,10 @@ def test_setting_precedence(rows, env, value, source):
         ("max_body_bytes", "100000000", 100_000_000),
         ("max_body_bytes", "100000001", rules.PLATFORM_MAX_BODY_BYTES),
         ("ip_rpm", 2**60, 2**53 - 1),
+        ("subrequest_limit", "0", 1),
+        ("subrequest_limit", " 1000 ", 1000),
+        ("subrequest_limit", 10**6, 10_000),
+        ("subrequest_limit", "many", None),
     ],
 )
 def test_parse_setting(key, raw, expected):
@@ -96,6 +101,10 @@ def test_parse_setting(key, raw, expected):
         ("max_body_bytes", 10**12, None),
         ("ip_rpm", 2**53 - 1, 2**53 - 1),
         ("ip_rpm", 2**53, None),
+        ("subrequest_limit", 0, None),
+        ("subrequest_limit", 1, 1),
+        ("subrequest_limit", 10_000, 10_000),
+        ("subrequest_limit", 10_001, None),
     ],
 )
 def test_parse_setting_without_clamping_refuses_out_of_range(key, raw, expected):
@@ -320,3 +329,11 @@ def test_integer_settings_speak_the_same_interface():
 )
 def test_the_openrouter_origin_is_a_scheme_and_host_only(raw, origin):
     assert SETTINGS_BY_KEY["openrouter_origin"].accept(raw) == origin
+
+
+def test_the_subrequest_limit_defaults_to_the_free_plans():
+    settings, values = resolve_settings({}, {})
+
+    assert settings.subrequest_limit == rules.DEFAULT_SUBREQUEST_LIMIT == 50
+    assert values["subrequest_limit"].source == "default"
+    assert resolve_settings({}, {"SUBREQUEST_LIMIT": "1000"})[0].subrequest_limit == 1000

@@ -17,6 +17,7 @@ from gateway.core.config import Provider, Settings
 from gateway.core.loop import run_loop
 from gateway.core.outcome import CallerError, Exhausted, LoopResult, Served, format_eta
 from gateway.core.state import RouterState
+from gateway.core.subrequests import Subrequests
 
 S, M, H = rules.SECOND_MS, rules.MINUTE_MS, rules.HOUR_MS
 CEILING = rules.DEFAULT_COOLDOWN_CEILING_MS
@@ -712,3 +713,111 @@ def test_avoiding_no_key_changes_nothing():
     result, upstream, *_ = keyed_run([provider(1, keys=2)], {1: [ok()]}, avoid_keys=frozenset())
 
     assert isinstance(result, Served) and upstream.keys == [101]
+
+
+# --- Subrequests (SPEC §18) ---------------------------------------------------------------------
+
+
+@dataclass
+class CountedUpstream(KeyedUpstream):
+    """A ``KeyedUpstream`` that counts each call on the request's counter, as the shell's fetch
+    does."""
+
+    counter: Subrequests = field(default_factory=Subrequests)
+
+    async def __call__(self, candidate: Candidate, timeout_ms: int) -> Outcome:
+        self.counter.used += 1
+        return await super().__call__(candidate, timeout_ms)
+
+
+TWELVE = [provider(n, keys=3) for n in range(1, 13)]
+# A 429 that asks for no wait: each key of a step is tried, then the model asked for once more.
+AT_ONCE = http(429, retry_after="0")
+PER_STEP = rules.MAX_KEY_TRIES + 1
+
+
+def counted_run(
+    providers: list[Provider], script: dict[Any, list[Any]], model: str | None, counter: Subrequests | None, *,
+    state: RouterState | None = None, now: int = T0,
+) -> tuple[LoopResult, CountedUpstream, RouterState]:
+    state = state or RouterState()
+    clock = FakeClock(now)
+    upstream = CountedUpstream(clock, script, counter=counter or Subrequests(rules.SUBREQUEST_LIMIT_MAX))
+    chain = build_chain(providers, model, state, clock.now)
+    result = asyncio.run(
+        run_loop(chain, upstream, settings=DEFAULTS, state=state, clock=clock.clock, subrequests=counter)
+    )
+    return result, upstream, state
+
+
+def test_twelve_candidates_of_three_keys_stop_before_the_free_plans_limit():
+    counter = Subrequests(50, used=1)  # the configuration's D1 read
+
+    result, upstream, _ = counted_run(TWELVE, {n: [AT_ONCE] for n in range(1, 13)}, "m", counter)
+
+    made = 50 - rules.SUBREQUESTS_RESERVED - 1
+    assert len(upstream.calls) == made < 12 * PER_STEP
+    assert counter.used == 50 - rules.SUBREQUESTS_RESERVED
+    assert isinstance(result, Exhausted)
+    assert (result.status, result.type, result.code) == (503, "service_unavailable", "subrequest_limit")
+    assert result.message.startswith(
+        f"This request stopped after {counter.used} subrequests: the Workers plan allows 50 per request "
+        "(setting subrequest_limit;"
+    )
+    # What the normal exhaustion answer says of the attempts made follows.
+    assert f"All providers are rate-limited or out of quota after {made} attempt(s)" in result.message
+    assert "Attempts: p1#101/m: rate_limited (429 HTTP 429); p1#102/m" in result.message
+    assert len(result.trail) == made
+    assert (result.retry_at_ms, result.cooldowns) == (None, ())
+
+
+def test_the_attempt_not_made_records_nothing_against_its_candidate():
+    # Room for the first 5 steps exactly: the 6th provider is never asked.
+    counter = Subrequests(1 + 5 * PER_STEP + rules.SUBREQUESTS_RESERVED, used=1)
+
+    result, upstream, state = counted_run(TWELVE, {n: [AT_ONCE] for n in range(1, 13)}, "m", counter)
+
+    assert isinstance(result, Exhausted) and result.code == "subrequest_limit"
+    assert sorted({p for p, _, _ in upstream.calls}) == [1, 2, 3, 4, 5]
+    cooling = {c.provider_id for c in state.ledger.active(upstream.clock.now)}
+    assert cooling == {1, 2, 3, 4, 5}
+    assert state.memory.stats(6, "m") is None
+    assert "p6" not in result.message
+
+
+def test_a_probe_not_made_is_not_begun():
+    state = RouterState()
+    p = provider(1)
+    state.ledger.record_failure(Candidate(p, "m"), classify(http(503), T0), T0, CEILING)
+    counter = Subrequests(3, used=1)  # nothing fits beside the reserve
+
+    result, upstream, state = counted_run([p], {1: [ok()]}, "m", counter, state=state, now=T0 + 60 * S)
+
+    assert upstream.calls == []
+    assert isinstance(result, Exhausted) and result.code == "subrequest_limit"
+    assert result.message.endswith("(up to 10000)")  # no attempt to report
+    assert state.ledger.begin_probe(1, T0 + H, None)  # no probe was left in flight
+
+
+def test_a_raised_limit_lets_the_loop_reach_its_usual_answer():
+    counter = Subrequests(1000, used=1)
+
+    result, upstream, _ = counted_run(TWELVE, {n: [AT_ONCE] for n in range(1, 13)}, "m", counter)
+
+    assert len(upstream.calls) == 12 * PER_STEP
+    assert isinstance(result, Exhausted) and result.code == "rate_limit_exceeded"
+
+
+def test_without_a_counter_nothing_is_limited():
+    result, upstream, _ = counted_run(TWELVE, {n: [AT_ONCE] for n in range(1, 13)}, "m", None)
+
+    assert len(upstream.calls) == 12 * PER_STEP
+    assert isinstance(result, Exhausted) and result.code == "rate_limit_exceeded"
+
+
+def test_a_serving_attempt_that_fits_is_made():
+    counter = Subrequests(1 + 1 + rules.SUBREQUESTS_RESERVED, used=1)
+
+    result, upstream, _ = counted_run([provider(1), provider(2)], {1: [ok()]}, "m", counter)
+
+    assert isinstance(result, Served) and len(upstream.calls) == 1
