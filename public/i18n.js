@@ -275,6 +275,9 @@ export const I18N = {
       "Every request renews a model's pin; once no request has come for this long, the best candidate may take over. From 1 min to 24 h.",
     "settingHelp.openrouter_origin":
       "Where the candidates are asked for (the endpoints API): scheme and host only, such as https://openrouter.ai. Empty it to go back to the environment or the default.",
+    "setting.usage_flush_minutes": "Write usage to D1 every (minutes)",
+    "settingHelp.usage_flush_minutes":
+      "Each isolate counts usage in memory and writes it at most this often: one D1 row per hour it counted in. Less often spends fewer of D1's rows written a day; an isolate that stops loses at most this long of its counts. From 1 to 60.",
     "setting.model_aliases": "Model aliases",
     "settingHelp.model_aliases":
       "Send the model names clients ask for to a model of yours, on every API (OpenAI, Anthropic, Responses, Gemini, Ollama). * matches any characters; the whole name must match, in any case; the first matching row wins. A target is a model id or auto. The target counts as the model asked for: X-Fallback-From names it only when another model served.",
@@ -333,7 +336,7 @@ export const I18N = {
     "apps.header": "Header",
     "usage.heading": "Usage and health",
     "usage.help":
-      "What the gateway did: requests, errors, tokens and latency, counted per hour. Each Worker instance writes its counts at most once a minute; the 30 d view adds up whole UTC days.",
+      "What the gateway did: requests, errors, tokens and latency, counted per hour. Each Worker instance writes its counts as often as the usage setting says (every 10 minutes by default; this page's own instance at once); the 30 d view adds up whole UTC days.",
     "usage.range.24h": "24 h",
     "usage.range.7d": "7 d",
     "usage.range.30d": "30 d",
@@ -401,6 +404,7 @@ export const I18N = {
     "settings.group.routing": "Routing",
     "settings.group.limits": "Rate limits",
     "settings.group.openrouter": "OpenRouter",
+    "settings.group.usage": "Usage",
     "settings.notNumber": "{field}: a number of 0 or more is expected.",
     "settings.range": "{field}: from {min} to {max}.",
     "unit.s": "seconds",
@@ -677,6 +681,9 @@ export const I18N = {
       "每次请求都会续期模型的固定；超过这么久没有请求后，最佳候选可以接替。范围 1 分钟到 24 小时。",
     "settingHelp.openrouter_origin":
       "获取候选（endpoints 接口）的地址：只含协议和主机名，如 https://openrouter.ai。清空即恢复环境变量或默认值。",
+    "setting.usage_flush_minutes": "用量写入 D1 的间隔（分钟）",
+    "settingHelp.usage_flush_minutes":
+      "每个隔离实例在内存中计数，最多按此间隔写入一次：每个有计数的小时一行 D1。间隔越长，每天消耗的 D1 写入行数越少；实例停止时最多丢失这段时间的计数。范围 1 到 60。",
     "setting.model_aliases": "模型别名",
     "settingHelp.model_aliases":
       "把客户端请求的模型名转到你自己的模型，对所有接口生效（OpenAI、Anthropic、Responses、Gemini、Ollama）。* 匹配任意字符；必须匹配整个名称，不区分大小写；按顺序第一条匹配的生效。目标是模型 ID 或 auto。目标即视为所请求的模型：只有由其他模型回答时，X-Fallback-From 才会写出它。",
@@ -735,7 +742,7 @@ export const I18N = {
     "apps.header": "请求头",
     "usage.heading": "用量与健康",
     "usage.help":
-      "网关做了什么：请求、错误、token 与延迟，按小时统计。每个 Worker 实例最多每分钟写入一次计数；30 天视图按 UTC 整日汇总。",
+      "网关做了什么：请求、错误、token 与延迟，按小时统计。每个 Worker 实例按用量设置的间隔写入计数（默认每 10 分钟；本页所在实例立即写入）；30 天视图按 UTC 整日汇总。",
     "usage.range.24h": "24 小时",
     "usage.range.7d": "7 天",
     "usage.range.30d": "30 天",
@@ -803,6 +810,7 @@ export const I18N = {
     "settings.group.routing": "路由",
     "settings.group.limits": "限流",
     "settings.group.openrouter": "OpenRouter",
+    "settings.group.usage": "用量",
     "settings.notNumber": "{field}：需要大于或等于 0 的数字。",
     "settings.range": "{field}：取值范围为 {min} 至 {max}。",
     "unit.s": "秒",

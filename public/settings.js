@@ -37,6 +37,7 @@ const SETTING_GROUPS = [
   ],
   ["limits", LIMIT_KEYS],
   ["openrouter", ["openrouter_pinning", "openrouter_lock_idle_ms", "openrouter_origin"]],
+  ["usage", ["usage_flush_minutes"]],
 ];
 // The aliases the example button adds: Claude Code's small background model to a small model
 // (the page picks the first one a provider declares), everything else it asks for to auto.

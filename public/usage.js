@@ -13,7 +13,7 @@ const USAGE_RANGES = {
   "7d": { ms: 7 * DAY_MS, slotMs: HOUR_MS },
   "30d": { ms: 30 * DAY_MS, slotMs: DAY_MS },
 };
-// The server keeps the last 200 failures; the panel shows this many until "show all".
+// The server lists the newest 200 failures of the last 7 days; the panel asks for all of them.
 const EVENTS_LIMIT = 200;
 const FAILURES_SHOWN = 20;
 // The per-provider counts the totals line and the table show, in order (usage.col.<name>).

@@ -1,15 +1,18 @@
-"""D1 rows the usage counts write per day (SPEC §17, issue 20), measured on workerd.
+"""D1 rows the usage counts write per day (SPEC §17, §18; issues 20 and 30), measured on workerd.
 
-    scripts/bench_usage_rows [--requests 10000] [--hours 24]
+    scripts/bench_usage_rows [--requests 10000] [--hours 24] [--flush-minutes 10]
 
 Starts the Worker (its D1 is Miniflare's, which reports each batch's ``meta.rows_written`` as D1
 bills it: the runtime's D1 trace prints it, scripts/runtime/workerd_entry.py) in front of the fake upstream, with 3 named clients and 4
 providers of 2 keys and 5 models each, and sends ``--requests`` chat requests spread evenly over
 ``--hours`` of the Worker's clock (the tests' clock moves it ahead between requests: a day takes a
 few minutes): each from a client and for a model drawn at random (seeded), every fifth one
-streamed. Prints the rows written by the usage flushes, the flushes (batches), the buckets that
-hold the day, and the rows written per request. No failures: each failed attempt adds an event (one
-row, and one deleted once 200 are kept). Figures, not assertions.
+streamed. The Worker is one isolate: SPEC §18's budget (100,000 requests a day over 10 isolates) is
+10 such isolates at 10,000 requests a day each, and since each isolate writes its own row per hour,
+their rows add up (``rows_written_per_day_10_isolates``). Prints the rows written by the usage
+flushes, the flushes (batches), the rows per flush, the parts (rows) that hold the period and the
+largest part's size, and the requests D1 sums from them. No failures: a failure's event rides in
+its hour's part and costs no row of its own. Figures, not assertions.
 """
 
 from __future__ import annotations
@@ -38,12 +41,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=10_000)
     parser.add_argument("--hours", type=float, default=24)
+    parser.add_argument("--flush-minutes", type=int, default=10, help="the setting usage_flush_minutes")
     args = parser.parse_args()
     step_ms = int(args.hours * 3_600_000 / args.requests)
     draw = random.Random(20)
     upstream = FakeUpstream().start()
     with tempfile.TemporaryDirectory() as workdir:
-        gateway = Gateway.start(Path(workdir))
+        gateway = Gateway.start(Path(workdir), extra_env={"USAGE_FLUSH_MINUTES": str(args.flush_minutes)})
         try:
             admin = httpx.Client(base_url=f"{gateway.url}/api/admin", timeout=30,
                                  headers={"authorization": f"Bearer {gateway.admin_token}"})
@@ -69,26 +73,37 @@ def main() -> None:
                     api.post("/chat/completions", json=body,
                              headers={"authorization": f"Bearer {draw.choice(tokens)}"}).raise_for_status()
                     gateway.advance_clock(step_ms)
-            # The last minute's counts: written by an admin read, as the next request would.
+            # The last interval's counts: written by an admin read, as the next due request would.
             admin.get("/usage").raise_for_status()
             # Config reloads write nothing: the batches that wrote are the flushes.
             rows = [int(n) for n in _ROWS.findall(gateway.log())[before:] if n != "0"]
-            upserts = sum(s.startswith("INSERT INTO usage_buckets") for s in gateway.d1_statements()[statements_before:])
-            [stored] = d1_execute(gateway.persist_to, f"SELECT COUNT(*) AS n, SUM(requests) AS r FROM usage_buckets "
-                                                      f"WHERE hour_ms >= {start_ms - start_ms % 3_600_000}")
+            upserts = sum(s.startswith("INSERT INTO usage_parts") for s in gateway.d1_statements()[statements_before:])
+            since = start_ms - start_ms % 3_600_000
+            [stored] = d1_execute(gateway.persist_to, f"SELECT COUNT(*) AS n, MAX(LENGTH(buckets)) AS size, "
+                                                      f"SUM(json_array_length(buckets)) AS b FROM usage_parts "
+                                                      f"WHERE hour_ms >= {since}")
+            [counted] = d1_execute(gateway.persist_to, f"SELECT SUM(b.value ->> 5) AS r FROM usage_parts p, "
+                                                       f"json_each(p.buckets) b WHERE p.hour_ms >= {since}")
         finally:
             gateway.stop()
             upstream.stop()
+    per_day = sum(rows) * 24 / args.hours
     print(json.dumps({
         "requests": args.requests,
         "hours": args.hours,
+        "flush_minutes": args.flush_minutes,
         "dimensions": f"{CLIENTS} clients x {PROVIDERS} providers x {KEYS} keys x {MODELS} models",
         "flush_batches": len(rows),
         "upsert_statements": upserts,
         "rows_written": sum(rows),
-        "rows_written_per_request": round(sum(rows) / args.requests, 3),
-        "bucket_rows_stored": stored["n"],
-        "requests_counted": stored["r"],
+        "rows_written_per_flush": round(sum(rows) / max(len(rows), 1), 3),
+        "rows_written_per_request": round(sum(rows) / args.requests, 4),
+        "rows_written_per_day_1_isolate": round(per_day),
+        "rows_written_per_day_10_isolates": round(10 * per_day),
+        "parts_stored": stored["n"],
+        "buckets_in_parts": stored["b"],
+        "largest_part_bytes": stored["size"],
+        "requests_counted": counted["r"],
     }, indent=2))
 
 

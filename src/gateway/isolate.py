@@ -42,6 +42,8 @@ class Isolate:
     pins: PinBook = field(default_factory=PinBook)  # OpenRouter pins (SPEC §15)
     usage: UsageBook = field(default_factory=UsageBook)  # counts not yet written (SPEC §17)
     rescues: RescueLog = field(default_factory=RescueLog)  # broken streams rescue was on for (SPEC §16)
+    # Names this isolate's usage rows (SPEC §17): drawn at the first request, never at import.
+    id: str = field(default_factory=lambda: secrets.token_hex(6))
 
 
 _current: Isolate | None = None

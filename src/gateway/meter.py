@@ -1,12 +1,13 @@
-"""Usage of routed requests (SPEC §17): counted in the isolate's book, written to D1 at most once a
-minute (the rules are ``core/counting.py``'s and ``core/usage.py``'s).
+"""Usage of routed requests (SPEC §17, §18): counted in the isolate's book, written to D1 at most
+once per ``usage_flush_minutes`` (the rules are ``core/counting.py``'s and ``core/usage.py``'s).
 
 ``visit`` starts a request's count when it is routed (``routes/routing.route``); whoever ends the
 answer ends the count: the entry module after the handler returned (``finish``), or, for a stream,
 its relay when the stream is over (``stream_ended``; ``hand_over`` tells ``finish`` so). After each
 end the book is written when due, by a task given to ``waitUntil`` that runs once the answer is
-handed back: one D1 batch, never on the request's own path. ``flush(force=True)`` is the admin's
-read: the serving isolate's counts are written before they are read.
+handed back: one D1 batch, one row per hour changed, never on the request's own path.
+``flush(force=True)`` is the admin's read: the serving isolate's counts are written before they are
+read. A write that fails is not retried at once: the next due write carries the same hours again.
 
 Counting never fails a request: an error in it is logged (by type) and the request goes on.
 """
@@ -18,6 +19,8 @@ import logging
 from typing import Any
 
 from gateway import isolate
+from gateway.core import rules
+from gateway.core.config import Settings
 from gateway.core.counting import Tokens, Visit, estimate_output, first_event_bytes, surface_of
 from gateway.routes import Call
 from gateway.shell import d1
@@ -28,9 +31,12 @@ __all__ = ["ended", "finish", "flush", "hand_over", "stream_ended", "visit"]
 logger = logging.getLogger("fllmapi")
 
 
-def visit(call: Call, client: int, input_estimate: int) -> Visit:
-    """A new count for ``call``, routed for ``client`` (0: the API token), kept on the call."""
-    call.visit = Visit(isolate.current().usage, client, surface_of(call.request.path), call.started_ms, input_estimate)
+def visit(call: Call, settings: Settings, client: int, input_estimate: int) -> Visit:
+    """A new count for ``call``, routed for ``client`` (0: the API token), kept on the call; the
+    book is written as often as ``settings`` say."""
+    book = isolate.current().usage
+    book.interval_ms = settings.usage_flush_minutes * rules.MINUTE_MS
+    call.visit = Visit(book, client, surface_of(call.request.path), call.started_ms, input_estimate)
     return call.visit
 
 
@@ -75,14 +81,17 @@ def stream_ended(call: Call, head: bytes) -> StreamEnd:
 
 
 async def flush(db: Any, force: bool = False) -> None:
-    """Write the isolate's buckets and events when due (``force``: whenever it holds any); what
-    could not be written is given back to the book, for the next flush."""
-    book = isolate.current().usage
-    taken = book.take(isolate.now_ms(), force)
+    """Write the isolate's changed hours when due (``force``: whenever one changed). A failed
+    write is only logged: the book still holds the hours, and its next write carries them."""
+    state = isolate.current()
+    taken = state.usage.take(isolate.now_ms(), force)
+    for hour_ms in taken.dropped:
+        logger.warning("usage of the hour %d dropped unwritten: D1 failed for too long", hour_ms)
     if not taken:
         return
     try:
-        await d1.write_usage(db, taken)
+        await d1.write_usage(db, state.id, taken)
     except Exception as exc:  # noqa: BLE001 - whatever failed, the counts are kept
-        book.give_back(taken)
         logger.warning("usage not written (%s); kept for the next write", type(exc).__name__)
+        return
+    state.usage.written(taken, isolate.now_ms())

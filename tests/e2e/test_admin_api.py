@@ -264,6 +264,8 @@ def test_settings_out_of_range_are_refused_with_the_range(admin, body, says):
         pytest.param({"openrouter_pinning": "1"}, "not a string", id="switch-as-string"),
         pytest.param({"stream_rescue": True}, "an integer from 0 to 1", id="rescue-as-boolean"),
         pytest.param({"STREAM_RESCUE": 2}, "an integer from 0 to 1", id="rescue-beyond-on"),
+        pytest.param({"usage_flush_minutes": 0}, "an integer from 1 to 60", id="usage-flush-never"),
+        pytest.param({"USAGE_FLUSH_MINUTES": 61}, "an integer from 1 to 60", id="usage-flush-past-an-hour"),
         pytest.param({"max_body_bytes": 100_000_001}, "an integer from 1 to 100000000", id="body-limit-over-platform"),
         pytest.param({"max_body_bytes": 0}, "an integer from 1 to 100000000", id="body-limit-zero"),
         pytest.param({"ip_rpm": 2**53}, "an integer from 0 to 9007199254740991", id="beyond-exact-js-numbers"),

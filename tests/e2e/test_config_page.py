@@ -1050,16 +1050,20 @@ def test_the_panels_follow_the_work_and_settings_are_folded(page, gateway):
     ])
     for fold in ("custom-add", "tokens", "openrouter-fold", "settings"):
         expect(page.get_by_test_id(fold)).not_to_have_attribute("open", re.compile(".*"))
-    expect(page.get_by_test_id("setting-row")).to_have_count(13)
+    expect(page.get_by_test_id("setting-row")).to_have_count(14)
     expect(page.get_by_test_id("setting-row").first).to_be_hidden()
 
     open_fold(page, "settings")  # the routing settings and the three rate limits, together
     groups = page.get_by_test_id("setting-group")
-    expect(groups).to_have_count(3)
+    expect(groups).to_have_count(4)
     expect(groups.nth(1).get_by_test_id("setting-row")).to_have_count(3)
     assert [r.get_attribute("data-setting") for r in groups.nth(1).get_by_test_id("setting-row").all()] == [
         "default_client_rpm", "ip_rpm", "auth_fail_limit",
     ]
+    usage = groups.nth(3)  # how often usage is written to D1 (SPEC §18's budget), in its own group
+    expect(usage.locator("h3")).to_have_text("用量")
+    expect(usage.get_by_test_id("setting-row")).to_have_attribute("data-setting", "usage_flush_minutes")
+    expect(page.get_by_test_id("setting-usage_flush_minutes")).to_have_value("10")
 
 
 def test_durations_in_seconds_or_minutes_and_sizes_in_mb(page, gateway, admin):

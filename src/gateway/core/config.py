@@ -306,6 +306,13 @@ SETTINGS: tuple[AnySetting, ...] = (
         rules.DEFAULT_SUBREQUEST_LIMIT,
         clamp=(rules.SUBREQUEST_LIMIT_MIN, rules.SUBREQUEST_LIMIT_MAX),
     ),
+    # Usage (SPEC §17, §18): how often an isolate writes its counts to D1, in minutes.
+    Setting(
+        "usage_flush_minutes",
+        "USAGE_FLUSH_MINUTES",
+        rules.DEFAULT_USAGE_FLUSH_MINUTES,
+        clamp=rules.USAGE_FLUSH_MINUTES_RANGE,
+    ),
 )
 SETTINGS_BY_KEY = {s.key: s for s in SETTINGS}
 # Both names of every setting: the D1 key and the env var.
@@ -365,6 +372,7 @@ class Settings:
     openrouter_origin: str = DEFAULT_OPENROUTER_ORIGIN
     stream_rescue: int = 0
     subrequest_limit: int = rules.DEFAULT_SUBREQUEST_LIMIT
+    usage_flush_minutes: int = rules.DEFAULT_USAGE_FLUSH_MINUTES
 
 
 def resolve_settings(

@@ -225,12 +225,24 @@ OPENROUTER_ESTIMATE_OUTPUT_TOKENS = 1_000_000
 # A token is about this many characters (or UTF-8 bytes) of text: every estimate of a count the
 # upstream did not state (count_tokens, message_start, the usage of an answer without one).
 CHARS_PER_TOKEN = 4
-# An isolate writes its usage buckets at most this often: no D1 write per request.
-USAGE_FLUSH_INTERVAL_MS = MINUTE_MS
-# Buckets older than this are deleted by the cron.
+# An isolate writes its usage at most this often, by default (the setting usage_flush_minutes, within
+# USAGE_FLUSH_MINUTES_RANGE): no D1 write per request. SPEC §18's budget chose it: each write is one
+# row per hour written (core/usage.py), so 10 isolates busy all day write 10 x 144 rows at 10 minutes.
+DEFAULT_USAGE_FLUSH_MINUTES = 10
+USAGE_FLUSH_MINUTES_RANGE = (1, 60)
+# Usage older than this is deleted by the cron.
 USAGE_KEEP_MS = 30 * DAY_MS
-# Failures kept as events, in D1 and in an isolate's unflushed book alike.
+# Failures an isolate keeps per hour (its newest; those before are still counted by class), and
+# the most GET /api/admin/events lists, the newest of the parts of the last USAGE_EVENTS_READ_MS.
+USAGE_EVENTS_PER_HOUR = 50
 USAGE_EVENTS_KEPT = 200
+USAGE_EVENTS_READ_MS = 7 * DAY_MS
+# Hours an isolate keeps unwritten while D1 fails: past it the oldest goes (memory stays bounded).
+USAGE_HOURS_KEPT = 24
+# Buckets an isolate keeps in one hour; past it a new bucket's model is counted as USAGE_OTHER_MODEL
+# (a caller may ask for any model name, and an hour is one D1 row: D1 rows hold at most 2 MB).
+USAGE_BUCKETS_PER_HOUR = 2_000
+USAGE_OTHER_MODEL = "(other)"
 
 # --- Rescue of a cut stream (SPEC §16, core/rescue.py, core/seam.py) ---
 # The most continuation text the seam holds back before it decides (after the continuation's

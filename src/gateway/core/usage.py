@@ -1,4 +1,4 @@
-"""Usage counted in isolate memory (SPEC §17): hourly buckets, merged, flushed at most once a minute.
+"""Usage counted in isolate memory (SPEC §17, §18): hourly buckets, one D1 row per isolate and hour.
 
 Rules:
 - A bucket is one hour (UTC, ``hour_of``) of one (client, provider, key, model, surface); ``client``
@@ -10,12 +10,24 @@ Rules:
   estimated, and latency to the first byte and to the end in a fixed ``Histogram``. Tallies merge by
   adding.
 - What a request adds to which bucket is ``core/counting.py``'s.
-- ``UsageBook`` holds the isolate's buckets and its newest ``USAGE_EVENTS_KEPT`` events. ``take``
-  hands them all over for one flush and empties the book, at most once per
-  ``USAGE_FLUSH_INTERVAL_MS`` (``force``: at once, for an admin reading usage); a flush that fails
-  gives them back with ``give_back`` (merged into what came meanwhile): what an isolate holds when
-  it dies (at most its last minute) is lost, and a batch that D1 committed but whose answer was
-  lost is counted again (at least once, never dropped on a failed write).
+- ``UsageBook`` holds, per hour, everything the isolate counted in it (cumulative, never emptied by a
+  write) and the hour's newest ``USAGE_EVENTS_PER_HOUR`` failure events. A write (``take``) hands over
+  every hour changed since its last confirmed write as one ``Part``: the hour's whole content, to
+  REPLACE the isolate's row of that hour (``migrations/0010_usage_parts.sql``). So a write repeated,
+  duplicated or lost counts nothing twice and loses nothing: the next write carries the hour again.
+  ``seq`` orders an isolate's writes (D1 keeps the newest it got). ``written`` confirms a write; an
+  hour over and written is dropped from memory, and a count that arrives later for it (a long stream
+  routed in it) goes to the oldest hour still held, never into a new part that would replace the row.
+- ``take`` gives something at most once per ``interval_ms`` (the setting ``usage_flush_minutes``),
+  ``force``: at once (an admin reading usage). What an isolate holds when it dies, at most its last
+  interval, is lost.
+- Memory is bounded: at most ``USAGE_HOURS_KEPT`` hours (while D1 fails; past it the oldest is
+  dropped unwritten, and named by the next ``take``) of at most ``USAGE_BUCKETS_PER_HOUR`` buckets
+  (past it a new bucket's model is ``USAGE_OTHER_MODEL``).
+- A part's buckets are JSON, an array per bucket: ``[client, provider, key, model, surface, *counts]``,
+  the counts in ``COLUMNS`` order without their trailing zeros (D1 sums them with ``json_each``);
+  its events an array per event: ``[at_ms, client, provider, key, model, surface, class, status,
+  message]``.
 - Quantiles come from the histogram: linear within the bin holding the rank, the open last bin
   answering its lower edge (a latency above the last edge is only known to be above it).
 """
@@ -23,6 +35,7 @@ Rules:
 from __future__ import annotations
 
 import bisect
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +43,10 @@ from typing import Any
 from gateway.core import rules
 from gateway.core.classify import FailureKind
 
-__all__ = ["COLUMNS", "LATENCY_EDGES_MS", "BucketKey", "Event", "Histogram", "Tally", "Taken", "UsageBook", "hour_of"]
+__all__ = [
+    "COLUMNS", "LATENCY_EDGES_MS", "BucketKey", "Event", "Histogram", "Part", "Tally", "Taken", "UsageBook",
+    "decode_buckets", "decode_events", "hour_of",
+]  # fmt: skip
 
 # Upper edges of the latency bins, in ms; one more bin holds everything above the last edge.
 LATENCY_EDGES_MS: tuple[int, ...] = (
@@ -43,7 +59,8 @@ _COUNTERS = (
     "estimated_in", "estimated_out",
 )  # fmt: skip
 _ERROR_COLUMNS = tuple(f"err_{kind.value}" for kind in FailureKind)
-# The counts of a bucket as D1 stores them (migrations/0006_usage.sql), in ``Tally.values`` order.
+# The counts of a bucket, in ``Tally.values`` order: a part's bucket arrays hold them in this order
+# after the key (migrations/0010_usage_parts.sql), and D1's sums are named by them.
 COLUMNS: tuple[str, ...] = (
     *_COUNTERS,
     *_ERROR_COLUMNS,
@@ -192,66 +209,161 @@ class Event:
     message: str
 
 
+Dims = tuple[int, int, int, str, str]  # a bucket's key within its hour: client, provider, key, model, surface
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One hour of one isolate as a write replaces its row: the whole hour, encoded (module rules)."""
+
+    hour_ms: int
+    buckets: str
+    events: str
+    changes: int  # the hour's count of changes it holds (``UsageBook.written`` reads it back)
+
+
 @dataclass(frozen=True, slots=True)
 class Taken:
-    """What one flush writes."""
+    """What one write sends: the changed hours, the write's ``seq``, and the hours dropped unwritten
+    (``USAGE_HOURS_KEPT``) since the last ``take``, for the log."""
 
-    buckets: Mapping[BucketKey, Tally]
-    events: tuple[Event, ...]
+    seq: int
+    parts: tuple[Part, ...]
+    dropped: tuple[int, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.buckets or self.events)
+        return bool(self.parts)
+
+
+@dataclass(slots=True)
+class _Hour:
+    buckets: dict[Dims, Tally] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    changes: int = 0  # counts made (``bucket`` and ``note`` calls)
+    written: int = 0  # ``changes`` as of the newest write D1 confirmed
+
+
+def _trimmed(values: list[int]) -> list[int]:
+    end = len(values)
+    while end and not values[end - 1]:
+        end -= 1
+    return values[:end]
+
+
+def _json(rows: list[list[Any]]) -> str:
+    return json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+
+
+def _encode(hour: _Hour) -> tuple[str, str]:
+    buckets = _json([[*dims, *_trimmed(tally.values())] for dims, tally in hour.buckets.items()])
+    events = _json([
+        [e.at_ms, e.client, e.provider, e.key, e.model, e.surface, e.kind, e.status, e.message] for e in hour.events
+    ])
+    return buckets, events
+
+
+def decode_buckets(hour_ms: int, text: str) -> dict[BucketKey, Tally]:
+    """A part's buckets (as ``take`` encodes them) as tallies; the inverse of the encoding."""
+    buckets: dict[BucketKey, Tally] = {}
+    for row in json.loads(text):
+        client, provider, key, model, surface, *counts = row
+        buckets[BucketKey(hour_ms, client, provider, key, model, surface)] = Tally.from_row(
+            dict(zip(COLUMNS, counts, strict=False))
+        )
+    return buckets
+
+
+def decode_events(text: str) -> list[Event]:
+    """A part's events, oldest first."""
+    return [Event(*row) for row in json.loads(text)]
 
 
 class UsageBook:
-    """The isolate's buckets and events (see the module rules); the clock is the caller's."""
+    """The isolate's hours of counts and events (see the module rules); the clock is the caller's.
+    ``interval_ms``: how often it is written (the routed request's setting sets it)."""
 
-    __slots__ = ("_buckets", "_events", "_taken_ms")
+    __slots__ = ("_closed_before", "_dropped", "_hours", "_seq", "_taken_ms", "interval_ms")
 
-    def __init__(self) -> None:
-        self._buckets: dict[BucketKey, Tally] = {}
-        self._events: list[Event] = []
+    def __init__(self, interval_ms: int = rules.DEFAULT_USAGE_FLUSH_MINUTES * rules.MINUTE_MS) -> None:
+        self._hours: dict[int, _Hour] = {}
+        self._closed_before = 0  # the hours before it that are not held were written (or dropped)
+        self._dropped: list[int] = []
+        self._seq = 0
         self._taken_ms: int | None = None
+        self.interval_ms = interval_ms
+
+    def _hour(self, hour_ms: int) -> _Hour:
+        hour = self._hours.get(hour_ms)
+        if hour is None:
+            if hour_ms < self._closed_before:
+                return self._hour(self._closed_before)  # a new part would replace the written row
+            hour = self._hours[hour_ms] = _Hour()
+            while len(self._hours) > rules.USAGE_HOURS_KEPT:
+                oldest = min(self._hours)
+                del self._hours[oldest]
+                self._dropped.append(oldest)
+                self._closed_before = max(self._closed_before, oldest + rules.HOUR_MS)
+        hour.changes += 1
+        return hour
 
     def bucket(self, key: BucketKey) -> Tally:
-        """The bucket of ``key``, to count into (made empty when new)."""
-        tally = self._buckets.get(key)
+        """The bucket of ``key``, to count into at once (made empty when new): every count goes
+        through here or ``note``, so the hour is known to have changed."""
+        hour = self._hour(key.hour_ms)
+        dims = (key.client, key.provider, key.key, key.model, key.surface)
+        tally = hour.buckets.get(dims)
         if tally is None:
-            tally = self._buckets[key] = Tally()
+            if len(hour.buckets) >= rules.USAGE_BUCKETS_PER_HOUR:
+                dims = (*dims[:3], rules.USAGE_OTHER_MODEL, dims[4])
+                tally = hour.buckets.get(dims)
+            if tally is None:
+                tally = hour.buckets[dims] = Tally()
         return tally
 
     def add(self, key: BucketKey, tally: Tally) -> None:
         self.bucket(key).merge(tally)
 
     def note(self, event: Event) -> None:
-        """Keep ``event``; past ``USAGE_EVENTS_KEPT`` the oldest goes (D1 keeps no more)."""
-        self._events.append(event)
-        if len(self._events) > rules.USAGE_EVENTS_KEPT:
-            del self._events[0]
+        """Keep ``event`` in its hour; past ``USAGE_EVENTS_PER_HOUR`` the hour's oldest goes."""
+        events = self._hour(hour_of(event.at_ms)).events
+        events.append(event)
+        if len(events) > rules.USAGE_EVENTS_PER_HOUR:
+            del events[0]
+
+    def _changed(self) -> list[tuple[int, _Hour]]:
+        return [(hour_ms, hour) for hour_ms, hour in sorted(self._hours.items()) if hour.changes > hour.written]
 
     def due(self, now_ms: int) -> bool:
-        """True when there is something to flush and the last flush is a minute old."""
-        return bool(self._buckets or self._events) and (
-            self._taken_ms is None or now_ms - self._taken_ms >= rules.USAGE_FLUSH_INTERVAL_MS
-        )
+        """True when an hour changed since its last write and the last write is ``interval_ms`` old."""
+        return (self._taken_ms is None or now_ms - self._taken_ms >= self.interval_ms) and bool(self._changed())
 
     def take(self, now_ms: int, force: bool = False) -> Taken:
-        """Every bucket and event, for one flush (the book is then empty); nothing when not
-        ``due`` (``force``: whenever there is something)."""
-        if not (self.due(now_ms) or (force and (self._buckets or self._events))):
-            return Taken({}, ())
-        taken = Taken(self._buckets, tuple(self._events))
-        self._buckets, self._events = {}, []
+        """Every changed hour as a ``Part``, for one write; nothing when not ``due`` (``force``:
+        whenever an hour changed). The book keeps everything: ``written`` confirms the write."""
+        changed = self._changed()
+        if not changed or not (force or self.due(now_ms)):
+            return Taken(self._seq, ())
+        self._seq += 1
         self._taken_ms = now_ms
-        return taken
+        dropped, self._dropped = tuple(self._dropped), []
+        return Taken(self._seq, tuple(Part(h, *_encode(hour), hour.changes) for h, hour in changed), dropped)
 
-    def give_back(self, taken: Taken) -> None:
-        """What a flush could not write, merged back with what was counted meanwhile."""
-        for key, tally in taken.buckets.items():
-            self.add(key, tally)
-        events, self._events = self._events, []
-        for event in (*taken.events, *events):
-            self.note(event)
+    def written(self, taken: Taken, now_ms: int) -> None:
+        """D1 holds ``taken``: its hours are written up to what it carried; hours over
+        (before ``now_ms``'s) and written since their last change are dropped."""
+        for part in taken.parts:
+            hour = self._hours.get(part.hour_ms)
+            if hour is not None:
+                hour.written = max(hour.written, part.changes)
+        current = hour_of(now_ms)
+        for hour_ms, hour in list(self._hours.items()):
+            if hour_ms < current and hour.written == hour.changes:
+                del self._hours[hour_ms]
+                self._closed_before = max(self._closed_before, hour_ms + rules.HOUR_MS)
+
+    def hours(self) -> list[int]:
+        """The hours held, oldest first."""
+        return sorted(self._hours)
 
     def __len__(self) -> int:
-        return len(self._buckets)
+        return sum(len(hour.buckets) for hour in self._hours.values())

@@ -92,7 +92,7 @@ async def route(
         attempt: Attempt = PinnedUpstream(config, body, stream, caller.hops, call.env.DB, call.ctx, deadline_ms, endpoint)
     else:
         attempt = OpenAIUpstream(config, body, stream, caller.hops, endpoint)
-    counted = meter.visit(call, caller.client.id if caller.client else 0, input_estimate(body))
+    counted = meter.visit(call, config.settings, caller.client.id if caller.client else 0, input_estimate(body))
     result = await run_loop(
         chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK, subrequests=subrequests
     )

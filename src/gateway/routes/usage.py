@@ -1,8 +1,8 @@
 """Usage and health under ``/api/admin`` (SPEC §17): the hourly buckets and the recent failures.
 
 Both first write this isolate's unflushed counts (``meter.flush(force=True)``), so what the serving
-isolate counted is there at once; other isolates' counts arrive with their next flush, within a
-minute of their traffic. Names come from the configuration and the clients table as they are now:
+isolate counted is there at once; other isolates' counts arrive with their next flush, within
+``usage_flush_minutes`` of their traffic. D1 sums the isolates' parts (``d1.read_usage``). Names come from the configuration and the clients table as they are now:
 a deleted provider or client is shown by its id (``#7``).
 """
 
@@ -127,15 +127,17 @@ async def usage(call: Call) -> JsResponse:
 
 
 async def events(call: Call) -> JsResponse:
-    """``GET /api/admin/events?limit=N``: the newest failures (at most ``USAGE_EVENTS_KEPT``),
-    newest first, their messages redacted when they were counted."""
+    """``GET /api/admin/events?limit=N``: the newest failures (at most ``USAGE_EVENTS_KEPT``) of
+    the last ``USAGE_EVENTS_READ_MS``, newest first, their messages redacted when they were counted
+    (an isolate keeps its newest ``USAGE_EVENTS_PER_HOUR`` of an hour)."""
     config = await admin_config(call)
     text = call.request.query_param("limit")
     kept = rules.USAGE_EVENTS_KEPT
     if text is not None and not (text.isdigit() and 1 <= int(text) <= kept):
         raise InvalidRequestError(f"'limit' must be a whole number from 1 to {kept}.", param="limit")
     await meter.flush(call.env.DB, force=True)
-    rows = await d1.read_events(call.env.DB, int(text) if text else kept)
+    since_ms = isolate.now_ms() - rules.USAGE_EVENTS_READ_MS
+    rows = await d1.read_events(call.env.DB, since_ms - since_ms % rules.HOUR_MS, int(text) if text else kept)
     names = await _names(call, config)
     return json_response(
         {
@@ -161,5 +163,5 @@ async def events(call: Call) -> JsResponse:
 
 
 async def prune(db: Any) -> None:
-    """The cron's part (SPEC §17): buckets and events older than ``USAGE_KEEP_MS`` go."""
+    """The cron's part (SPEC §17): the parts of hours older than ``USAGE_KEEP_MS`` go."""
     await d1.prune_usage(db, isolate.now_ms() - rules.USAGE_KEEP_MS)

@@ -7,8 +7,8 @@ A provider's keys are ``provider_keys`` rows (``migrations/0002_provider_keys.sq
 the providers in the same batch and written with them in one batch (a batch is a transaction).
 Named clients (``migrations/0003_clients.sql``) and OpenRouter pins (``0005``) are read in that
 batch too; a duplicate client name becomes ``ConflictError``. Rate windows (``0004``, ``0009``) take
-the limiter's reports in a batch of their own. Usage buckets and events (``0006``) are written by an
-isolate's flush, at most once a minute, in one batch.
+the limiter's reports in a batch of their own. Usage (``0010``) is written by an isolate's flush, one
+row per hour it changed, replacing the isolate's row of that hour (a batch), and summed by D1.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from pyodide.ffi import JsException
 
-from gateway.core import rules, usage
+from gateway.core import usage
 from gateway.core.classify import redact
 from gateway.core.clients import Client
 from gateway.core.config import Provider, ProviderKey, SealedKey
@@ -556,32 +556,29 @@ async def save_candidates(db: Any, pin: Pin) -> None:
     await _run("save OpenRouter candidates", db.prepare(_SAVE_CANDIDATES).bind(*values))
 
 
-# --- Usage (SPEC §17, ``core/usage.py``; ``migrations/0006_usage.sql``) ---------------------------
+# --- Usage (SPEC §17, §18, ``core/usage.py``; ``migrations/0010_usage_parts.sql``) ---------------
 
-_BUCKET_KEY = "hour_ms, client_id, provider_id, key_id, model, surface"
-_UPSERT_BUCKETS = (
-    f"INSERT INTO usage_buckets ({_BUCKET_KEY}, {', '.join(usage.COLUMNS)}) VALUES %s "
-    f"ON CONFLICT ({_BUCKET_KEY}) DO UPDATE SET "
-    + ", ".join(f"{c} = {c} + excluded.{c}" for c in usage.COLUMNS)
+# A part replaces the isolate's row of its hour, unless D1 already holds a newer write of it (a
+# write whose answer was lost, overtaken by the next): a write repeated or reordered counts once.
+_UPSERT_PARTS = (
+    "INSERT INTO usage_parts (hour_ms, isolate, seq, buckets, events) VALUES %s "
+    "ON CONFLICT (hour_ms, isolate) DO UPDATE SET seq = excluded.seq, buckets = excluded.buckets, "
+    "events = excluded.events WHERE excluded.seq > usage_parts.seq"
 )
-_INSERT_EVENTS = (
-    "INSERT INTO usage_events (at_ms, client_id, provider_id, key_id, model, surface, class, status, message) "
-    "VALUES %s"
-)
-# All but the newest USAGE_EVENTS_KEPT events go.
-_CAP_EVENTS = (
-    "DELETE FROM usage_events WHERE id <= (SELECT id FROM usage_events ORDER BY id DESC LIMIT 1 OFFSET ?)"
-)
-# D1 binds at most this many parameters per statement; the counts are integers of ours and go
-# inline, the texts are bound: 2 per bucket row, 4 per event row.
+# D1 binds at most this many parameters per statement; hour and seq are integers of ours and go
+# inline, the texts are bound: 3 per part.
 _D1_MAX_PARAMS = 100
-_BUCKET_ROWS_PER_STATEMENT = _D1_MAX_PARAMS // 2
-_EVENT_ROWS_PER_STATEMENT = _D1_MAX_PARAMS // 4
-_PRUNE = (
-    "DELETE FROM usage_buckets WHERE hour_ms < ?1",
-    "DELETE FROM usage_events WHERE at_ms < ?1",
+_PARTS_PER_STATEMENT = _D1_MAX_PARAMS // 3
+_PRUNE = "DELETE FROM usage_parts WHERE hour_ms < ?1"
+# The buckets of the parts whose hour is in [?1, ?2), a row each: its key's columns and ``v``, its
+# counts from index 5 on (a count past the array's end, a trailing zero left out, is NULL: SUM
+# skips it).
+_BUCKETS = (
+    "SELECT p.hour_ms AS hour_ms, b.value ->> 0 AS client_id, b.value ->> 1 AS provider_id, "
+    "b.value ->> 2 AS key_id, b.value ->> 3 AS model, b.value ->> 4 AS surface, b.value AS v "
+    "FROM usage_parts p, json_each(p.buckets) b WHERE p.hour_ms >= ?1 AND p.hour_ms < ?2"
 )
-_SUMS = ", ".join(f"SUM({c}) AS {c}" for c in usage.COLUMNS)
+_SUMS = ", ".join(f"COALESCE(SUM(v ->> {i}), 0) AS {c}" for i, c in enumerate(usage.COLUMNS, start=5))
 # What ``GET /api/admin/usage?by=`` groups by.
 USAGE_GROUPS = {
     "provider": "provider_id",
@@ -590,54 +587,46 @@ USAGE_GROUPS = {
     "model": "model",
     "surface": "surface",
 }
-_EVENT_FIELDS = "at_ms, client_id, provider_id, key_id, model, surface, class, status, message"
+# The events of the parts whose hour starts at ?1 or later, newest first (ties: an isolate's later
+# event first), at most ?2.
+_EVENTS = (
+    "SELECT e.value ->> 0 AS at_ms, e.value ->> 1 AS client_id, e.value ->> 2 AS provider_id, "
+    "e.value ->> 3 AS key_id, e.value ->> 4 AS model, e.value ->> 5 AS surface, e.value ->> 6 AS class, "
+    "e.value ->> 7 AS status, e.value ->> 8 AS message "
+    "FROM usage_parts p, json_each(p.events) e WHERE p.hour_ms >= ?1 "
+    "ORDER BY at_ms DESC, p.isolate, e.key DESC LIMIT ?2"
+)
 
 
 def _chunks(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
-async def write_usage(db: Any, taken: usage.Taken) -> None:
-    """Add ``taken``'s buckets to their rows and insert its events, keeping the newest
-    ``USAGE_EVENTS_KEPT``: one batch (one transaction), a statement per 50 buckets or 25 events."""
+async def write_usage(db: Any, isolate: str, taken: usage.Taken) -> None:
+    """Replace ``isolate``'s rows of ``taken``'s hours with its parts: one batch (one
+    transaction), one row written per part (none for a part D1 holds a newer write of)."""
     statements = []
-    for rows in _chunks(list(taken.buckets.items()), _BUCKET_ROWS_PER_STATEMENT):
-        values, texts = [], []
-        for key, tally in rows:
-            numbers = ",".join(str(int(n)) for n in (key.hour_ms, key.client, key.provider, key.key))
-            values.append(f"({numbers},?,?,{','.join(str(int(n)) for n in tally.values())})")
-            texts += (key.model, key.surface)
-        statements.append(db.prepare(_UPSERT_BUCKETS % ",".join(values)).bind(*texts))
-    for events in _chunks(taken.events, _EVENT_ROWS_PER_STATEMENT):
-        values, texts = [], []
-        for e in events:
-            status = "NULL" if e.status is None else str(int(e.status))
-            values.append(f"({int(e.at_ms)},{int(e.client)},{int(e.provider)},{int(e.key)},?,?,?,{status},?)")
-            texts += (e.model, e.surface, e.kind, e.message)
-        statements.append(db.prepare(_INSERT_EVENTS % ",".join(values)).bind(*texts))
-    if taken.events:
-        statements.append(db.prepare(_CAP_EVENTS).bind(rules.USAGE_EVENTS_KEPT))
+    for parts in _chunks(taken.parts, _PARTS_PER_STATEMENT):
+        values = ",".join(f"({int(p.hour_ms)},?,{int(taken.seq)},?,?)" for p in parts)
+        texts = [text for p in parts for text in (isolate, p.buckets, p.events)]
+        statements.append(db.prepare(_UPSERT_PARTS % values).bind(*texts))
     await _batch("write usage", db, statements)
 
 
 async def read_usage(db: Any, from_ms: int, to_ms: int, by: str) -> list[dict[str, Any]]:
     """The sums of the buckets whose hour starts in [``from_ms``, ``to_ms``), per hour and group
-    (``by``: a key of ``USAGE_GROUPS``), each row with ``hour_ms``, the group's columns and every
-    name of ``usage.COLUMNS``."""
+    (``by``: a key of ``USAGE_GROUPS``), summed by D1 over every isolate's part, each row with
+    ``hour_ms``, the group's columns and every name of ``usage.COLUMNS``."""
     group = USAGE_GROUPS[by]
-    sql = (
-        f"SELECT hour_ms, {group}, {_SUMS} FROM usage_buckets WHERE hour_ms >= ?1 AND hour_ms < ?2 "
-        f"GROUP BY hour_ms, {group} ORDER BY hour_ms"
-    )
+    sql = f"SELECT hour_ms, {group}, {_SUMS} FROM ({_BUCKETS}) GROUP BY hour_ms, {group} ORDER BY hour_ms"
     return list((await _run("read usage", db.prepare(sql).bind(from_ms, to_ms), "all"))["results"])
 
 
-async def read_events(db: Any, limit: int) -> list[dict[str, Any]]:
-    """The newest ``limit`` events, newest first."""
-    sql = f"SELECT {_EVENT_FIELDS} FROM usage_events ORDER BY at_ms DESC, id DESC LIMIT ?"
-    return list((await _run("read events", db.prepare(sql).bind(limit), "all"))["results"])
+async def read_events(db: Any, since_ms: int, limit: int) -> list[dict[str, Any]]:
+    """The newest ``limit`` events of the parts of the hours from ``since_ms`` on, newest first."""
+    return list((await _run("read events", db.prepare(_EVENTS).bind(since_ms, limit), "all"))["results"])
 
 
 async def prune_usage(db: Any, before_ms: int) -> None:
-    """Delete the buckets of hours, and the events, before ``before_ms`` (one batch)."""
-    await _batch("prune usage", db, [db.prepare(sql).bind(before_ms) for sql in _PRUNE])
+    """Delete the parts of the hours before ``before_ms`` (one statement)."""
+    await _run("prune usage", db.prepare(_PRUNE).bind(before_ms))

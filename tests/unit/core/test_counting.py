@@ -19,8 +19,18 @@ from gateway.core.counting import (
 )
 from gateway.core.outcome import CallerError, Exhausted, Served
 from gateway.core.trail import TrailEntry
-from gateway.core.usage import BucketKey, Event, UsageBook, hour_of
+from gateway.core.usage import BucketKey, Event, Tally, UsageBook, decode_buckets, decode_events, hour_of
 from support.factories import T0, provider
+
+
+def written(book: UsageBook) -> tuple[dict[BucketKey, Tally], list[Event]]:
+    """What the book's next write carries: every bucket and event of its hours, decoded."""
+    buckets: dict[BucketKey, Tally] = {}
+    events: list[Event] = []
+    for part in book.take(T0, force=True).parts:
+        buckets |= decode_buckets(part.hour_ms, part.buckets)
+        events += decode_events(part.events)
+    return buckets, events
 
 
 def failed(provider_id: int, key_id: int, kind: FailureKind = FailureKind.RATE_LIMITED, at: int = T0) -> TrailEntry:
@@ -41,7 +51,7 @@ def test_a_request_counts_once_where_it_was_served_and_each_failed_attempt_where
     visit.end(T0 + 900)
     visit.end(T0 + 950)  # a second end counts nothing
 
-    buckets = book.take(T0).buckets
+    buckets = written(book)[0]
     serving = buckets[BucketKey(hour_of(T0), 7, 2, 201, "m", "chat")]
     assert (serving.requests, serving.successes, serving.failovers) == (1, 1, 1)
     assert (serving.tokens_in, serving.tokens_out, serving.cached_in, serving.estimated_in) == (30, 12, 8, 0)
@@ -58,7 +68,7 @@ def test_an_answer_without_usage_counts_its_estimates_apart():
     visit.report(None, output_estimate=9)
     visit.end(T0, cut=True)
 
-    [tally] = book.take(T0).buckets.values()
+    [tally] = written(book)[0].values()
     assert (tally.tokens_in, tally.tokens_out, tally.estimated_in, tally.estimated_out) == (0, 0, 40, 9)
     assert tally.streams_cut == 1
 
@@ -71,11 +81,11 @@ def test_a_refusal_is_a_caller_error_of_the_provider_that_refused():
     visit.routed(CallerError(Candidate(refusing, "m", refusing.keys[0]), observed, (failed(1, 101),)), "m", T0)
     visit.end(T0)
 
-    taken = book.take(T0)
-    tally = taken.buckets[BucketKey(hour_of(T0), 0, 3, 301, "m", "chat")]
+    taken = written(book)
+    tally = taken[0][BucketKey(hour_of(T0), 0, 3, 301, "m", "chat")]
     assert (tally.requests, tally.successes, tally.failovers, tally.errors) == (1, 0, 0, {"caller_error": 1})
     assert tally.estimated_in == 0  # no answer, no tokens
-    assert [(e.kind, e.status, e.message) for e in taken.events][-1] == ("caller_error", 400, "messages must not be empty")
+    assert [(e.kind, e.status, e.message) for e in taken[1]][-1] == ("caller_error", 400, "messages must not be empty")
 
 
 def test_a_request_nothing_served_counts_under_provider_0_and_the_model_asked():
@@ -85,7 +95,7 @@ def test_a_request_nothing_served_counts_under_provider_0_and_the_model_asked():
     visit.routed(exhausted, "auto", T0)
     visit.end(T0)
 
-    buckets = book.take(T0).buckets
+    buckets = written(book)[0]
     nothing = buckets[BucketKey(hour_of(T0), 0, 0, 0, "auto", "gemini")]
     assert (nothing.requests, nothing.successes, nothing.errors) == (1, 0, {})
     assert sum(t.errors.get("rate_limited", 0) for t in buckets.values()) == 2
@@ -95,7 +105,7 @@ def test_failures_are_events_with_their_messages_redacted():
     book = UsageBook()
     Visit(book, 4, "chat", T0, 0).routed(served_by(2, failed(1, 101, at=T0 + 5)), "m", T0 + 10)
 
-    [event] = book.take(T0).events
+    [event] = written(book)[1]
     assert event == Event(T0 + 5, 4, 1, 101, "m", "chat", "rate_limited", 429, event.message)
     assert "sk-live" not in event.message and event.message.startswith("slow down")
 
@@ -164,7 +174,7 @@ def test_an_answer_the_gateway_could_not_use_is_not_a_success():
     visit.routed(served_by(), "m", T0)
     visit.end(T0, broken=True)
 
-    [tally] = book.take(T0).buckets.values()
+    [tally] = written(book)[0].values()
     assert (tally.requests, tally.successes) == (1, 0)
 
 
@@ -174,7 +184,7 @@ def test_a_bucket_keeps_at_most_200_characters_of_a_model_it_was_asked_for():
     visit.routed(Exhausted(502, "provider_error", "all_failed", "…", None, (), ()), "x" * 10_000, T0)
     visit.end(T0)
 
-    [key] = book.take(T0).buckets
+    [key] = written(book)[0]
     assert key.model == "x" * MODEL_MAX_CHARS
 
 
@@ -210,7 +220,7 @@ def test_a_rescued_stream_counts_as_cut_and_rescued_with_the_rescues_failed_atte
     visit.report(Tokens(30, 12))
     visit.end(T0 + 900, cut=True, rescued=True)
 
-    buckets = book.take(T0).buckets
+    buckets = written(book)[0]
     serving = buckets[BucketKey(hour_of(T0), 0, 2, 201, "m", "chat")]
     assert (serving.requests, serving.successes, serving.streams_cut, serving.rescues) == (1, 1, 1, 1)
     assert buckets[BucketKey(hour_of(T0), 0, 1, 101, "m", "chat")].errors == {"rate_limited": 1}

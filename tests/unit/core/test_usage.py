@@ -1,22 +1,44 @@
-"""Usage buckets and the latency histogram (SPEC §17)."""
+"""Usage buckets, the latency histogram and the isolate's book of hours (SPEC §17, §18)."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from gateway.core import rules
-from gateway.core.usage import COLUMNS, LATENCY_EDGES_MS, BucketKey, Event, Histogram, Tally, UsageBook, hour_of
+from gateway.core.usage import (
+    COLUMNS, LATENCY_EDGES_MS, BucketKey, Event, Histogram, Tally, Taken, UsageBook, decode_buckets, decode_events,
+    hour_of,
+)  # fmt: skip
 from support.factories import T0
 
 HOUR = rules.HOUR_MS
-FLUSH_INTERVAL_MS = rules.USAGE_FLUSH_INTERVAL_MS
-MIGRATION = Path(__file__).resolve().parents[3] / "migrations" / "0006_usage.sql"
+INTERVAL_MS = 10 * rules.MINUTE_MS
+MIGRATIONS = Path(__file__).resolve().parents[3] / "migrations"
+MIGRATION = MIGRATIONS / "0010_usage_parts.sql"
 
 
 def key(model: str = "m", at: int = T0, client: int = 0, provider: int = 1, key_id: int = 101) -> BucketKey:
     return BucketKey(hour_of(at), client, provider, key_id, model, "chat")
+
+
+def book() -> UsageBook:
+    return UsageBook(INTERVAL_MS)
+
+
+def event(at: int, message: str = "") -> Event:
+    return Event(at, 0, 1, 101, "m", "chat", "timeout", None, message)
+
+
+def parts(taken: Taken) -> dict[int, dict[BucketKey, Tally]]:
+    """What each part of ``taken`` would replace its hour's row with, decoded."""
+    return {p.hour_ms: decode_buckets(p.hour_ms, p.buckets) for p in taken.parts}
+
+
+def requests(taken: Taken, at: int = T0, model: str = "m") -> int:
+    return parts(taken)[hour_of(at)][key(model, at)].requests
 
 
 def served(first_byte_ms: int, total_ms: int, tokens: tuple[int, int] = (10, 5), failovers: int = 0) -> Tally:
@@ -86,76 +108,188 @@ def test_tallies_merge_by_adding():
 
 
 def test_the_book_keeps_one_bucket_per_hour_and_dimension():
-    book = UsageBook()
+    counts = book()
     for at, model in ((T0, "m"), (T0 + 1_000, "m"), (T0, "n"), (T0 + HOUR, "m")):
-        book.add(key(model, at), served(100, 500))
+        counts.add(key(model, at), served(100, 500))
 
-    taken = book.take(T0 + HOUR).buckets
+    taken = parts(counts.take(T0 + HOUR))
 
-    assert {(k.model, k.hour_ms - hour_of(T0)) for k in taken} == {("m", 0), ("n", 0), ("m", HOUR)}
-    assert taken[key("m", T0)].requests == 2
-
-
-def test_a_flush_takes_everything_at_most_once_a_minute():
-    book = UsageBook()
-    assert not book.due(T0)  # nothing to write
-    book.add(key(), served(100, 500))
-    assert len(book.take(T0).buckets) == 1 and len(book) == 0
-
-    book.add(key(), served(100, 500))
-    assert not book.take(T0 + FLUSH_INTERVAL_MS - 1)  # too soon: kept
-    assert len(book) == 1
-    assert len(book.take(T0 + FLUSH_INTERVAL_MS).buckets) == 1
+    assert {(k.model, hour - hour_of(T0)) for hour, buckets in taken.items() for k in buckets} == {
+        ("m", 0), ("n", 0), ("m", HOUR)
+    }
+    assert taken[hour_of(T0)][key("m", T0)].requests == 2
 
 
-def test_a_failed_flush_gives_its_buckets_back_merged_with_the_new_counts():
-    book = UsageBook()
-    book.add(key(), served(100, 500))
-    taken = book.take(T0)
-    book.add(key(), served(200, 700))  # counted while the flush ran
+def test_an_hour_is_written_whole_each_time_so_a_write_replaces_the_row_with_every_count_so_far():
+    counts = book()
+    counts.add(key(), served(100, 500))
+    first = counts.take(T0)
+    counts.written(first, T0)
+    counts.add(key(), served(100, 500))
 
-    book.give_back(taken)
+    second = counts.take(T0 + INTERVAL_MS)
 
-    assert book.take(T0 + FLUSH_INTERVAL_MS).buckets[key()].requests == 2
-
-
-def test_the_book_keeps_the_newest_200_events_and_gives_back_what_a_flush_could_not_write():
-    book = UsageBook()
-    for i in range(rules.USAGE_EVENTS_KEPT + 5):
-        book.note(Event(T0 + i, 0, 1, 0, "m", "chat", "timeout", None, ""))
-    taken = book.take(T0)
-    assert len(taken.events) == rules.USAGE_EVENTS_KEPT and taken.events[0].at_ms == T0 + 5
-
-    book.note(Event(T0 + 999, 0, 1, 0, "m", "chat", "timeout", None, "new"))
-    book.give_back(taken)
-    kept = book.take(T0, force=True).events
-    assert len(kept) == rules.USAGE_EVENTS_KEPT and kept[-1].message == "new"
+    assert requests(first) == 1 and requests(second) == 2  # cumulative: the second replaces the first
+    assert second.seq > first.seq
+    assert len(second.parts) == 1  # one row per hour, however many buckets
 
 
-def test_an_admin_read_takes_the_book_before_the_minute_is_over():
-    book = UsageBook()
-    book.add(key(), served(100, 500))
-    book.take(T0)
-    book.add(key(), served(100, 500))
+def test_a_write_is_due_once_per_interval_and_only_when_an_hour_changed():
+    counts = book()
+    assert not counts.due(T0)  # nothing counted
+    counts.add(key(), served(100, 500))
+    counts.written(counts.take(T0), T0)
+    assert not counts.due(T0 + INTERVAL_MS)  # nothing changed since
 
-    assert not book.take(T0 + 1)
-    assert book.take(T0 + 1, force=True).buckets[key()].requests == 1
+    counts.add(key(), served(100, 500))
+    assert not counts.take(T0 + INTERVAL_MS - 1)  # too soon: kept
+    counts.interval_ms = rules.MINUTE_MS  # the setting changed
+    assert counts.due(T0 + rules.MINUTE_MS)
 
 
-def test_a_row_holds_every_count_and_reads_back_as_the_same_tally():
+def test_a_failed_write_loses_nothing_and_the_next_write_carries_the_hour_again():
+    counts = book()
+    counts.add(key(), served(100, 500))
+    counts.take(T0)  # D1 failed: never confirmed
+    counts.add(key(), served(200, 700))  # counted meanwhile
+
+    assert requests(counts.take(T0 + INTERVAL_MS)) == 2
+
+
+def test_a_write_confirmed_twice_or_late_counts_nothing_twice():
+    counts = book()
+    counts.add(key(), served(100, 500))
+    first = counts.take(T0)
+    counts.add(key(), served(100, 500))
+    second = counts.take(T0, force=True)
+    counts.written(second, T0)
+    counts.written(first, T0)  # the older write's answer came last: the hour stays written as of the newer
+    counts.written(second, T0)
+
+    assert not counts.take(T0 + INTERVAL_MS, force=True)  # nothing left to write
+    assert requests(second) == 2
+
+
+def test_an_hour_over_and_written_is_dropped_and_a_late_count_goes_to_the_oldest_hour_held():
+    counts = book()
+    counts.add(key(at=T0), served(100, 500))
+    counts.add(key(at=T0 + HOUR), served(100, 500))
+    counts.written(counts.take(T0 + HOUR), T0 + HOUR)
+    assert counts.hours() == [hour_of(T0 + HOUR)]
+
+    counts.add(key(at=T0), served(100, 500))  # a stream routed in the hour that is over, ended now
+
+    taken = counts.take(T0 + HOUR, force=True)
+    assert [p.hour_ms for p in taken.parts] == [hour_of(T0 + HOUR)]  # never a part replacing T0's row
+    assert parts(taken)[hour_of(T0 + HOUR)][key(at=T0 + HOUR)].requests == 2
+
+
+def test_an_hour_not_yet_written_is_kept_after_it_ends():
+    counts = book()
+    counts.add(key(at=T0), served(100, 500))
+    counts.take(T0)  # failed
+
+    counts.add(key(at=T0 + HOUR), served(100, 500))
+    counts.written(Taken(99, ()), T0 + HOUR)
+
+    assert counts.hours() == [hour_of(T0), hour_of(T0 + HOUR)]
+    assert [p.hour_ms for p in counts.take(T0 + HOUR + INTERVAL_MS).parts] == counts.hours()
+
+
+def test_while_d1_fails_the_book_keeps_a_bounded_number_of_hours_and_names_those_it_dropped():
+    counts = book()
+    kept = rules.USAGE_HOURS_KEPT
+    for h in range(kept + 2):
+        counts.add(key(at=T0 + h * HOUR), served(100, 500))
+
+    assert len(counts.hours()) == kept and counts.hours()[0] == hour_of(T0 + 2 * HOUR)
+    taken = counts.take(T0 + (kept + 2) * HOUR)
+    assert taken.dropped == (hour_of(T0), hour_of(T0 + HOUR))
+    assert len(taken.parts) == kept
+    counts.add(key(at=T0), served(100, 500))  # a late count for a dropped hour: never a new part of it
+    assert hour_of(T0) not in counts.hours()
+    assert not counts.take(T0 + (kept + 3) * HOUR).dropped  # named once
+
+
+def test_an_hour_keeps_its_newest_events_and_each_event_lands_in_its_hour():
+    counts = book()
+    per_hour = rules.USAGE_EVENTS_PER_HOUR
+    for i in range(per_hour + 5):
+        counts.note(event(T0 + i, f"e{i}"))
+    counts.note(event(T0 + HOUR, "next hour"))
+
+    taken = {p.hour_ms: decode_events(p.events) for p in counts.take(T0).parts}
+
+    assert [e.message for e in taken[hour_of(T0)]] == [f"e{i}" for i in range(5, per_hour + 5)]
+    assert [e.message for e in taken[hour_of(T0 + HOUR)]] == ["next hour"]
+
+
+def test_an_hour_holds_a_bounded_number_of_buckets_the_rest_counted_as_other():
+    counts = book()
+    for i in range(rules.USAGE_BUCKETS_PER_HOUR + 3):
+        counts.add(key(f"m{i}"), served(100, 500))
+
+    [buckets] = parts(counts.take(T0)).values()
+
+    assert len(buckets) == rules.USAGE_BUCKETS_PER_HOUR + 1
+    assert buckets[key(rules.USAGE_OTHER_MODEL)].requests == 3
+
+
+def test_an_admin_read_takes_the_book_before_the_interval_is_over():
+    counts = book()
+    counts.add(key(), served(100, 500))
+    counts.written(counts.take(T0), T0)
+    counts.add(key(), served(100, 500))
+
+    assert not counts.take(T0 + 1)
+    assert requests(counts.take(T0 + 1, force=True)) == 2
+
+
+def test_a_part_holds_every_count_and_reads_back_as_the_same_tally():
     tally = served(120, 4_000, tokens=(30, 7), failovers=1)
     tally.errors.update({"timeout": 2, "caller_error": 1})
     tally.cached_in, tally.estimated_out = 5, 3
+    counts = book()
+    counts.add(key(), tally)
+    counts.add(key("quiet"), Tally(requests=1))
+    [part] = counts.take(T0).parts
 
-    again = Tally.from_row(dict(zip(COLUMNS, tally.values(), strict=True)))
+    assert decode_buckets(part.hour_ms, part.buckets) == {key(): tally, key("quiet"): Tally(requests=1)}
+    assert '[0,1,101,"quiet","chat",1]' in part.buckets  # trailing zeros left out
 
-    assert again == tally
+
+def _old_database() -> sqlite3.Connection:
+    """A database as the migrations before 0010 left it."""
+    db = sqlite3.connect(":memory:")
+    for path in sorted(MIGRATIONS.glob("*.sql")):
+        if path.name < MIGRATION.name:
+            db.executescript(path.read_text())
+    return db
 
 
-def test_the_migration_has_a_column_for_every_count():
-    sql = MIGRATION.read_text()
-    table = sql[sql.index("CREATE TABLE usage_buckets") : sql.index(") WITHOUT ROWID")]
-    table = "\n".join(line.split("--")[0] for line in table.splitlines())
-    declared = [name for name in table.replace(",", "\n").split() if name in COLUMNS or name.startswith(("err_", "fb_", "end_"))]
-    assert sorted(declared) == sorted(COLUMNS)
-    assert len(COLUMNS) + 6 <= 100  # D1: at most 100 columns per table
+def test_the_migration_moves_the_old_buckets_and_events_into_parts_per_hour():
+    db = _old_database()
+    tally = served(120, 70_000, tokens=(30, 7), failovers=1)
+    tally.errors["timeout"] = 2
+    rows = [(hour_of(T0), 0, 1, 101, "m", "chat", tally), (hour_of(T0), 3, 1, 101, "m", "chat", Tally(requests=4)),
+            (hour_of(T0) + HOUR, 0, 0, 0, "x", "anthropic", Tally(requests=1))]
+    for hour, *dims, counts in rows:
+        db.execute(f"INSERT INTO usage_buckets (hour_ms, client_id, provider_id, key_id, model, surface, "
+                   f"{', '.join(COLUMNS)}) VALUES ({', '.join('?' * (6 + len(COLUMNS)))})", (hour, *dims, *counts.values()))
+    old_events = [(T0 + 5, "first"), (T0 + 9, "second"), (T0 + 2 * HOUR, "alone in its hour")]
+    for at, message in old_events:
+        db.execute("INSERT INTO usage_events (at_ms, client_id, provider_id, key_id, model, surface, class, status, "
+                   "message) VALUES (?, 0, 1, 101, 'm', 'chat', 'timeout', NULL, ?)", (at, message))
+
+    db.executescript(MIGRATION.read_text())
+
+    stored = {hour: (decode_buckets(hour, buckets), decode_events(events))
+              for hour, isolate, buckets, events in db.execute("SELECT hour_ms, isolate, buckets, events FROM usage_parts")
+              if isolate == "migrated"}
+    assert stored[hour_of(T0)][0] == {BucketKey(hour_of(T0), 0, 1, 101, "m", "chat"): tally,
+                                      BucketKey(hour_of(T0), 3, 1, 101, "m", "chat"): Tally(requests=4)}
+    assert stored[hour_of(T0) + HOUR][0] == {BucketKey(hour_of(T0) + HOUR, 0, 0, 0, "x", "anthropic"): Tally(requests=1)}
+    assert [e.message for e in stored[hour_of(T0)][1]] == ["first", "second"]
+    assert stored[hour_of(T0 + 2 * HOUR)] == ({}, [event(T0 + 2 * HOUR, "alone in its hour")])
+    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "usage_buckets" not in tables and "usage_events" not in tables
