@@ -19,7 +19,8 @@
 // (PLATFORM-NOTES §8), so wrangler.jsonc stays as deployed.
 //
 // Test hooks, never part of the Worker: LOCAL_RUNTIME_TRACE_D1=1 prints each D1 statement to
-// stderr through a dev-only main module (workerd_entry.py) in front of src/entry.py;
+// stderr through a dev-only main module (workerd_entry.py) in front of src/entry.py, which also
+// makes D1 fail on demand (d1fault.py; LOCAL_RUNTIME_D1_FAULT=MODE fails it from the start);
 // LOCAL_RUNTIME_SNAPSHOT_DIR=DIR has workerd take the deploy's snapshot into DIR; the tests'
 // clock is a preloaded library (testclock.c). workerd's clocks stand still while code runs
 // (Spectre mitigation), so no timer inside the isolate can profile the Worker: scripts/profile
@@ -54,6 +55,7 @@ const WORKER_NAME = "fllmapi-worker";
 const FRONT_NAME = "request-log";
 const ASSETS_NAME = "assets";
 const DEV_MAIN = "_local_entry.py";
+const DEV_D1_FAULT = "_local_d1fault.py";
 
 function files(dir, base = dir) {
   const found = [];
@@ -76,6 +78,7 @@ function pythonModules(srcDir, mainFile, traceD1) {
   const modules = [];
   if (traceD1) {
     modules.push({ type: "PythonModule", path: path.join(srcDir, DEV_MAIN), contents: fs.readFileSync(path.join(HERE, "workerd_entry.py")) });
+    modules.push({ type: "PythonModule", path: path.join(srcDir, DEV_D1_FAULT), contents: fs.readFileSync(path.join(HERE, "d1fault.py")) });
   }
   for (const file of [mainFile, ...own.filter((f) => f !== mainFile)]) {
     modules.push({ type: "PythonModule", path: path.join(srcDir, file), contents: fs.readFileSync(path.join(srcDir, file)) });
@@ -133,7 +136,10 @@ async function main() {
   warnAboutCredentials(srcDir, vars);
   await applyMigrations(binding.database_name, options.persistTo);
 
-  const modules = pythonModules(srcDir, path.basename(config.main), process.env.LOCAL_RUNTIME_TRACE_D1 === "1");
+  const traceD1 = process.env.LOCAL_RUNTIME_TRACE_D1 === "1";
+  const modules = pythonModules(srcDir, path.basename(config.main), traceD1);
+  // LOCAL_RUNTIME_D1_FAULT (with the trace): the dev module's initial D1 fault mode (d1fault.py).
+  const devVars = traceD1 && process.env.LOCAL_RUNTIME_D1_FAULT ? { LOCAL_RUNTIME_D1_FAULT: process.env.LOCAL_RUNTIME_D1_FAULT } : {};
   // Miniflare runs the binary this variable names; the wrapper adds the bundle's folder.
   process.env.MINIFLARE_WORKERD_PATH = path.join(HERE, "workerd-with-bundle.sh");
   process.env.WORKERD_BINARY = createRequire(import.meta.url)("workerd").default;
@@ -156,7 +162,7 @@ async function main() {
           compatibilityDate: config.compatibility_date,
           compatibilityFlags: [...config.compatibility_flags, ...DEV_FLAGS],
           d1Databases: { [binding.binding]: binding.database_id },
-          bindings: vars,
+          bindings: { ...vars, ...devVars },
         },
         {
           name: FRONT_NAME,

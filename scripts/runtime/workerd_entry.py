@@ -16,7 +16,9 @@ whose ``env.DB`` prints to stderr
 
 It also simulates several isolates in one runtime (``_Isolates``): a request carrying
 ``X-Dev-Isolate: K`` is served with isolate memory number K (the header is removed before the
-Worker sees it). Dev only: wrangler deploys ``src/entry.py``, and this file is never in ``src/``.
+Worker sees it). It also makes D1 fail on demand (``d1fault.py``, whose control route it answers
+before the Worker's routes). Dev only: wrangler deploys ``src/entry.py``, and this file is never in
+``src/``.
 """
 
 import asyncio
@@ -24,6 +26,7 @@ import contextvars
 import re
 import sys
 
+import _local_d1fault as d1fault
 import js
 from pyodide.ffi import to_js
 from workers import Request
@@ -166,7 +169,7 @@ class _TracedEnv:
 
     def __getattr__(self, name):
         value = getattr(self._env, name)
-        return _TracedD1(value) if name == "DB" else value
+        return _TracedD1(d1fault.FaultyD1(value, self._env)) if name == "DB" else value
 
 
 class _TalliedContext:
@@ -248,6 +251,9 @@ class Default(entry.Default):
         self.ctx = _TalliedContext(self.ctx)
 
     async def fetch(self, request):
+        fault = await d1fault.answer(request, self.env)
+        if fault is not None:
+            return fault
         request, label = _ISOLATES.select(request)
         if label is None:  # not a simulated isolate's request: nothing tallied
             _TALLY.set(None)

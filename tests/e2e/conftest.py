@@ -3,9 +3,10 @@ WebCrypto and fetch) against the scriptable fake upstream (tests/support/upstrea
 
 The runtime is workerd itself, started by ``scripts/dev`` (tests/support/runtime.py). One runtime
 serves each worker's whole session (tests/conftest.py); each test starts from an empty provider
-table, default settings, the env tokens and no cooldowns. To add a capability, add a
-``test_<capability>.py`` here using the ``gateway``, ``upstream``, ``admin`` and ``api``
-fixtures; a test whose subject is the runtime's own start or environment calls ``Gateway.start``.
+table, default settings, the env tokens, no cooldowns and a D1 that answers (``gateway.d1_fault``
+makes it fail). To add a capability, add a ``test_<capability>.py`` here using the ``gateway``,
+``upstream``, ``admin`` and ``api`` fixtures; a test whose subject is the runtime's own start or
+environment calls ``Gateway.start``.
 """
 
 from __future__ import annotations
@@ -56,12 +57,28 @@ def upstream(upstream_server: FakeUpstream) -> FakeUpstream:
 
 @pytest.fixture
 def admin(gateway: Gateway) -> Iterator[httpx.Client]:
-    """An admin API client; the configuration is reset to empty before each test."""
+    """An admin API client; D1 answers and the configuration is reset to empty before each test
+    (and after it)."""
     headers = {"authorization": f"Bearer {gateway.admin_token}"}
     with httpx.Client(base_url=f"{gateway.url}/api/admin", headers=headers, timeout=30) as client:
+        _d1_answers(gateway)
         _reset(client)
         yield client
+        _d1_answers(gateway)
         _reset(client, gateway)
+
+
+# How long an isolate that saw D1 fail may wait before it asks D1 again (SPEC §18: the
+# configuration is retried at most once a minute).
+D1_RETRY_MS = 61_000
+
+
+def _d1_answers(gateway: Gateway) -> None:
+    """D1 answers again (a test may have made it fail), and the isolate will ask it again."""
+    gateway.d1_fault("off")
+    if gateway.d1_faulted:
+        gateway.advance_clock(D1_RETRY_MS)
+        gateway.d1_faulted = False
 
 
 def _reset(client: httpx.Client, gateway: Gateway | None = None) -> None:

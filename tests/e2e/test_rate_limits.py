@@ -329,18 +329,19 @@ def test_a_caller_below_half_its_limits_makes_no_d1_query(gateway, admin):
 
 @pytest.mark.usefixtures("provider", "fresh_window")
 def test_when_d1_cannot_count_the_limits_hold_in_memory(gateway, admin):
+    """SPEC §14: a failing D1 (here its writes: the reports are upserts) leaves each isolate its own
+    count; the failed-auth lock too."""
     _, token = make_client(admin, rpm=2)
     admin.put("/settings", json={"auth_fail_limit": 1}).raise_for_status()
-    d1_execute(gateway.persist_to, "ALTER TABLE rate_windows RENAME TO rate_windows_away")
-    try:
-        ip = new_ip()
-        served = [post(gateway, token, ip) for _ in range(3)]
-        wrong = [post(gateway, "wrong-token-xxxxxxxxxxxx", ip).status_code for _ in range(2)]
-    finally:
-        d1_execute(gateway.persist_to, "ALTER TABLE rate_windows_away RENAME TO rate_windows")
+    gateway.d1_fault("writes")
+    ip, guesser = new_ip(), new_ip()
 
-    assert [r.status_code for r in served] == [200, 200, 429]
-    assert wrong == [401, 429]
+    served = [post(gateway, token, ip).status_code for _ in range(3)]
+    wrong = post(gateway, "wrong-token-xxxxxxxxxxxx", guesser).status_code
+    locked = post(gateway, gateway.api_token, guesser).status_code
+
+    assert served == [200, 200, 429]
+    assert (wrong, locked) == (401, 429)
     assert "rate limits counted in this isolate only" in gateway.log()
 
 

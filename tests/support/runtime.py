@@ -1,5 +1,7 @@
 """Starting the Worker on the local runtime for end-to-end tests and benchmarks: workerd itself,
-through the README's own ``scripts/dev`` (SPEC §11), with the tests' hooks set in its environment."""
+through the README's own ``scripts/dev`` (SPEC §11), with the tests' hooks set in its environment:
+the D1 trace (``d1_statements``), the clock (``advance_clock``) and D1 failing on demand
+(``d1_fault``; a runtime that starts failing: ``extra_env={"LOCAL_RUNTIME_D1_FAULT": mode}``)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_BIN = ROOT / "node_modules" / ".bin"
@@ -48,6 +52,8 @@ class Gateway:
     admin_token: str
     encryption_key: str
     clock_path: Path
+    # Whether a test made D1 fail since the last reset (the admin fixture then moves the clock on).
+    d1_faulted: bool = False
 
     @classmethod
     def start(cls, workdir: Path, extra_env: dict[str, str] | None = None) -> Gateway:
@@ -115,6 +121,20 @@ class Gateway:
     def d1_statements(self) -> list[str]:
         """Every D1 statement the Worker prepared so far, in order."""
         return [line[5:] for line in self.log().splitlines() if line.startswith("[d1] ")]
+
+    def d1_fault(self, mode: str) -> dict[str, object]:
+        """Make the Worker's D1 fail from now on (scripts/runtime/d1fault.py): ``off``, ``all``
+        (every query), ``writes`` (INSERT/UPDATE/DELETE/REPLACE, and a batch holding one) or
+        ``quota:N`` (every query once N more rows were written); the mode as the runtime holds it."""
+        response = httpx.post(
+            f"{self.url}/api/dev/d1-fault",
+            json={"mode": mode},
+            headers={"authorization": f"Bearer {self.admin_token}"},
+            timeout=30,
+        )
+        response.raise_for_status()
+        self.d1_faulted = self.d1_faulted or mode != "off"
+        return response.json()
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
