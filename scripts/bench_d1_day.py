@@ -12,7 +12,7 @@ a model pinned on OpenRouter, stream rescue on, and the cron every 3 hours of th
 The day: ``--requests`` arrivals spread at random (uniformly, seeded) over ``--hours`` of the
 Worker's clock (the tests' clock moves it to each arrival). Isolates are simulated in the one
 runtime: each request names the isolate memory that serves it (``X-Dev-Isolate``; its config
-snapshot, leases, usage book and pins are its own). 20 callers (``CF-Connecting-IP``), each with one
+snapshot, rate counts, usage book and pins are its own). 20 callers (``CF-Connecting-IP``), each with one
 of the four clients' tokens; a caller is served by its home isolate (caller mod isolates) 9 times in
 10 and by another at random otherwise, as Cloudflare routes a caller to a nearby location. 0.5 % of
 the requests are wrong tokens, in bursts of 12 within a minute from two other IPs (the 11th and
@@ -23,7 +23,7 @@ averages 3.5 requests a minute against ``ip_rpm`` 20, a client 17 against its rp
 
 ``--fraction F`` sends only that share of the day's arrivals (every minute still simulated) and
 ``--hours H`` simulates only the first H hours; the figures per day are then scaled by 1/F or 24/H,
-and the output says so (costs per minute or per lease do not scale with traffic: the full day at
+and the output says so (costs per minute or per rate report do not scale with traffic: the full day at
 full traffic is the measure; the scaled ones are estimates). At the end each isolate's unwritten
 usage is written by an admin read (its rows written count, not that read's own reads), as that
 isolate's next request would.

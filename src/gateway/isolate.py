@@ -42,6 +42,7 @@ class Isolate:
     pins: PinBook = field(default_factory=PinBook)  # OpenRouter pins (SPEC §15)
     usage: UsageBook = field(default_factory=UsageBook)  # counts not yet written (SPEC §17)
     rescues: RescueLog = field(default_factory=RescueLog)  # broken streams rescue was on for (SPEC §16)
+    refreshing: bool = False  # a request is reading the configuration from D1
     # Names this isolate's usage rows (SPEC §17): drawn at the first request, never at import.
     id: str = field(default_factory=lambda: secrets.token_hex(6))
 
@@ -105,26 +106,36 @@ async def load_config(env: Any) -> Config:
     if config is not None:
         return config
     generation = configs.generation
+    last = configs.last
+    if last is not None and configs.stamp is not None and state.refreshing:
+        # One read at a time: a D1 that hangs holds one request, not every one. (Not after an
+        # admin write here, whose effect the caller may be waiting for.)
+        return last
+    state.refreshing = True
     try:
-        if configs.stamp is not None and configs.last is not None:
+        if configs.stamp is not None and last is not None:
             stamp, pins = await d1.check_config(env.DB)
             state.pins.merge_stored(pins)
             if stamp == configs.stamp:
                 configs.confirm(now, generation)
-                return configs.last
+                return last
         providers, rows, clients, pins, stamp = await d1.load_config_rows(env.DB)
         state.pins.merge_stored(pins)
         rows[DEPLOYMENT_ID_KEY] = await _deployment_id(env.DB, rows)
     except StorageError as exc:
-        last = configs.last
         if last is None:
+            # Before any token check: the caller learns that D1 failed, not what D1 said (the log
+            # and the admin status say that).
+            logger.warning("D1 failed with no configuration to serve from: %s", exc.message)
             raise StorageError(
-                f"{exc.message}. This isolate has no configuration to serve from yet: it serves "
-                "again once D1 answers."
+                "D1 failed to read the configuration, and this isolate has none to serve from yet: "
+                "it serves again once D1 answers."
             ) from exc
-        configs.hold(now)
+        configs.hold(now, generation)
         logger.warning("D1 failed; serving the configuration read %d s ago", (now - last.loaded_at_ms) // 1000)
         return last
+    finally:
+        state.refreshing = False
     config = build_config(providers, rows, _env_values(env), now, clients)
     configs.put(config, generation, stamp)
     return config

@@ -107,4 +107,4 @@ def test_the_limit_is_a_setting_with_the_free_plans_default(admin):
     assert setting["value"] == 50 and setting["source"] == "default"
     refused = admin.put("/settings", json={"subrequest_limit": 10_001})
     assert refused.status_code == 400
-    assert "an integer from 1 to 10000" in refused.json()["error"]["message"]
+    assert "an integer from 10 to 10000" in refused.json()["error"]["message"]

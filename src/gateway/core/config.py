@@ -521,9 +521,11 @@ class ConfigCache:
             self._confirmed_ms = now_ms
             self._held_until_ms = 0
 
-    def hold(self, now_ms: int) -> None:
-        """D1 failed at ``now_ms``: the last snapshot serves, and D1 is asked again a TTL later."""
-        self._held_until_ms = now_ms + self._ttl_ms
+    def hold(self, now_ms: int, generation: int) -> None:
+        """D1 failed at ``now_ms``: the last snapshot serves, and D1 is asked again a TTL later,
+        unless an admin write landed since the read began (D1 answered it: read again)."""
+        if generation == self.generation:
+            self._held_until_ms = now_ms + self._ttl_ms
 
     def invalidate(self) -> None:
         """An admin write of this isolate landed: the next request reads D1 whole (a snapshot

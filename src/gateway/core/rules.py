@@ -45,9 +45,10 @@ FORGET_HOLD_MS = 2 * TOTAL_BUDGET_MS
 # --- Subrequests (SPEC §18, core/subrequests.py) ---
 # A Workers request may make this many subrequests on the free plan (fetches and D1 queries, its
 # waitUntil work included), 10,000 on a paid plan (developers.cloudflare.com/workers/platform/
-# limits/); the subrequest_limit setting's default and range.
+# limits/); the subrequest_limit setting's default and range (below 10, the reserve and a request's
+# own D1 queries would leave no attempt).
 DEFAULT_SUBREQUEST_LIMIT = 50
-SUBREQUEST_LIMIT_MIN = 1
+SUBREQUEST_LIMIT_MIN = 10
 SUBREQUEST_LIMIT_MAX = 10_000
 # Kept back at every check, for what comes after it unchecked: the usage flush (one D1 batch that
 # waitUntil runs once the answer is done, gateway/meter.py), and an OpenRouter pin write the last

@@ -67,7 +67,7 @@ def test_setting_precedence(rows, env, value, source):
         ("max_body_bytes", "100000000", 100_000_000),
         ("max_body_bytes", "100000001", rules.PLATFORM_MAX_BODY_BYTES),
         ("ip_rpm", 2**60, 2**53 - 1),
-        ("subrequest_limit", "0", 1),
+        ("subrequest_limit", "0", 10),
         ("subrequest_limit", " 1000 ", 1000),
         ("subrequest_limit", 10**6, 10_000),
         ("subrequest_limit", "many", None),
@@ -102,7 +102,8 @@ def test_parse_setting(key, raw, expected):
         ("ip_rpm", 2**53 - 1, 2**53 - 1),
         ("ip_rpm", 2**53, None),
         ("subrequest_limit", 0, None),
-        ("subrequest_limit", 1, 1),
+        ("subrequest_limit", 9, None),
+        ("subrequest_limit", 10, 10),
         ("subrequest_limit", 10_000, 10_000),
         ("subrequest_limit", 10_001, None),
     ],
@@ -248,14 +249,18 @@ def test_while_d1_fails_the_last_snapshot_serves_however_old_and_d1_is_asked_a_t
     failed_at = 10 * rules.DAY_MS
 
     assert cache.get(failed_at) is None  # time to ask D1
-    cache.hold(failed_at)
+    cache.hold(failed_at, cache.generation)
 
     assert cache.get(failed_at + rules.CONFIG_TTL_MS - 1) is empty
     assert cache.get(failed_at + rules.CONFIG_TTL_MS) is None
     assert cache.last is empty
-    cache.hold(failed_at)
+    cache.hold(failed_at, cache.generation)
     cache.invalidate()  # D1 answered an admin write meanwhile
     assert cache.get(failed_at + 1) is None
+    generation = cache.generation  # a read begins ...
+    cache.invalidate()  # ... an admin write lands ...
+    cache.hold(failed_at + 2, generation)  # ... and the read fails: the write's D1 is read next
+    assert cache.get(failed_at + 3) is None
 
 
 def test_an_unreadable_env_value_never_breaks_the_snapshot():
