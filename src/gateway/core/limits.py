@@ -119,6 +119,7 @@ class _Window:
     """One key's window as the isolate knows it."""
 
     reset_ms: int
+    limit: int  # the limit it was last counted against
     mine: int = 0  # units this isolate counted
     reported: int = 0  # of ``mine``, in D1's count
     others: int = 0  # the other isolates' units in D1's count at the last report
@@ -165,7 +166,8 @@ class LimitMemory:
         window = self._window(key, now_ms)
         if window is None:
             self._make_room(now_ms)
-            window = self._windows[key] = _Window(window_start(now_ms) + rules.RATE_WINDOW_MS)
+            window = self._windows[key] = _Window(window_start(now_ms) + rules.RATE_WINDOW_MS, limit)
+        window.limit = limit
         window.mine += 1
         verdict = Verdict(limit, window.known, window.reset_ms, allowed=True)
         unreported = window.mine - window.reported
@@ -197,14 +199,17 @@ class LimitMemory:
 
     def _make_room(self, now_ms: int) -> None:
         """Bound the memory: past ``max_entries`` (callers from many IPs), expired entries go;
-        if every entry is live, all go (forgetting loses this window's unreported counts)."""
+        if every entry is live, all go but the full windows (a locked IP stays locked), and if
+        those alone fill it, they go too (forgetting loses this window's unreported counts)."""
         if self._size() < self._max_entries:
             return
         self._windows = {k: w for k, w in self._windows.items() if w.reset_ms > now_ms}
         self._failed = {k: v for k, v in self._failed.items() if v > now_ms}
         if self._size() >= self._max_entries:
-            self._windows.clear()
+            self._windows = {k: w for k, w in self._windows.items() if w.known >= w.limit}
             self._failed.clear()
+        if self._size() >= self._max_entries:
+            self._windows.clear()
 
     def _size(self) -> int:
         return len(self._windows) + len(self._failed)

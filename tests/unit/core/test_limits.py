@@ -159,6 +159,16 @@ def test_memory_stays_bounded_dropping_expired_entries_first():
     assert memory.count("a", 5, later)[0].remaining == 4
 
 
+def test_a_full_window_outlives_a_crowd_of_new_callers():
+    memory = LimitMemory(max_entries=3)
+    memory.count("authfail:guesser", 1, T0)  # locked: its limit reached
+
+    for ip in ("a", "b", "c"):
+        memory.count(f"ip:{ip}", 20, T0)
+
+    assert memory.full("authfail:guesser", 1, T0) is not None
+
+
 def test_the_limits_are_settings_with_env_names_and_0_is_off():
     settings, values = resolve_settings({"ip_rpm": "20"}, {"AUTH_FAIL_LIMIT": "0", "DEFAULT_CLIENT_RPM": "7"})
 
