@@ -176,7 +176,7 @@ class LimitMemory:
         window.reported = window.mine  # in flight: the next request never sends these again
         return verdict, unreported
 
-    def reported(self, key: str, limit: int, now_ms: int, total: int | None) -> None:
+    def reported(self, key: str, now_ms: int, total: int | None) -> None:
         """D1's answer to the report that ``count`` asked for at ``now_ms``: the window's count
         after it, or None when D1 failed (no report is asked for ``RATE_REPORT_RETRY_MS``, a
         window: the units stay counted here, and their window ends before D1 is asked again)."""

@@ -56,10 +56,10 @@ class Limits:
         without one guesses nothing)."""
         if not token:
             return
-        reports: list[tuple[str, int, int]] = []
+        reports: list[tuple[str, int]] = []
         lock = None
         if self._fail_limit and self._memory.note_failure(self._ip, token_hash(token), self._now):
-            lock = self._count(authfail_key(self._ip), self._fail_limit, reports)[0]
+            lock = self._count(authfail_key(self._ip), self._fail_limit, reports)
         if api and self._ip_rpm:
             self._count(ip_key(self._ip), self._ip_rpm, reports)  # a wrong token is refused anyway
         await self._report(reports)
@@ -77,8 +77,8 @@ class Limits:
             limited.append((client_key(None if client is None else client.id), rpm))
         if not limited:
             return {}
-        reports: list[tuple[str, int, int]] = []
-        verdicts = [self._count(key, limit, reports)[0] for key, limit in limited]
+        reports: list[tuple[str, int]] = []
+        verdicts = [self._count(key, limit, reports) for key, limit in limited]
         await self._report(reports)
         headers: dict[str, str] = {}
         for (key, _), verdict in zip(limited, verdicts, strict=True):
@@ -91,26 +91,25 @@ class Limits:
                 headers = self._headers(verdict)
         return headers
 
-    def _count(self, key: str, limit: int, reports: list[tuple[str, int, int]]) -> tuple[Verdict, int]:
-        """Count a unit of ``key``; what is due to D1 joins ``reports``."""
+    def _count(self, key: str, limit: int, reports: list[tuple[str, int]]) -> Verdict:
+        """Count a unit of ``key``; the units due to D1, if any, join ``reports``."""
         verdict, units = self._memory.count(key, limit, self._now)
         if units:
-            reports.append((key, limit, units))
-        return verdict, units
+            reports.append((key, units))
+        return verdict
 
-    async def _report(self, reports: list[tuple[str, int, int]]) -> None:
+    async def _report(self, reports: list[tuple[str, int]]) -> None:
         """One D1 batch for the due reports; when D1 cannot take it, the isolate counts alone."""
         if not reports:
             return
         totals: list[int | None]
         try:
-            counts = [(key, units) for key, _, units in reports]
-            totals = list(await d1.report_windows(self._env.DB, window_start(self._now), counts))
+            totals = list(await d1.report_windows(self._env.DB, window_start(self._now), reports))
         except StorageError:
             logger.warning("rate limits counted in this isolate only: D1 could not take its count")
             totals = [None] * len(reports)
-        for (key, limit, _), total in zip(reports, totals, strict=True):
-            self._memory.reported(key, limit, self._now, total)
+        for (key, _), total in zip(reports, totals, strict=True):
+            self._memory.reported(key, self._now, total)
 
     def _headers(self, verdict: Verdict) -> dict[str, str]:
         return dict(zip(h.RATE_LIMIT, verdict.header_values(self._now), strict=True))

@@ -90,7 +90,7 @@ def test_half_a_limit_is_counted_before_the_first_report():
 
     assert rules.RATE_REPORT_DIVISOR == 2
     assert due == [0] * 9 + [10, 0, 0]  # the tenth unit reports all ten, once
-    memory.reported("ip:a", 20, T0, 10)
+    memory.reported("ip:a", T0, 10)
     later = [memory.count("ip:a", 20, T0 + 20 + i)[1] for i in range(8)]
     assert later == [0] * 7 + [10]  # the next ten: units 11 to 20
     assert not memory.count("ip:a", 20, T0 + 30)[0].allowed
@@ -101,7 +101,7 @@ def test_a_report_teaches_the_isolate_what_the_others_counted():
     for i in range(5):
         verdict, _ = memory.count("client:1", 10, T0 + i)
 
-    memory.reported("client:1", 10, T0 + 5, 9)  # D1: 9 in the window, 4 of them others'
+    memory.reported("client:1", T0 + 5, 9)  # D1: 9 in the window, 4 of them others'
 
     assert verdict.remaining == 5
     assert memory.count("client:1", 10, T0 + 6)[0].remaining == 0  # the tenth unit
@@ -113,7 +113,7 @@ def test_a_report_answered_after_its_window_ended_changes_nothing():
     for i in range(5):
         memory.count("client:1", 10, T0 + i)
 
-    memory.reported("client:1", 10, T0 + MINUTE, 10)
+    memory.reported("client:1", T0 + MINUTE, 10)
 
     assert memory.count("client:1", 10, T0 + MINUTE)[0].remaining == 9
 
@@ -123,7 +123,7 @@ def test_when_d1_fails_the_isolate_counts_alone_and_reports_again_a_minute_later
     for i in range(3):
         memory.count("ip:a", 6, T0 + i)  # the third is due
 
-    memory.reported("ip:a", 6, T0 + 1, None)
+    memory.reported("ip:a", T0 + 1, None)
 
     verdicts = [memory.count("ip:a", 6, T0 + 2 + i) for i in range(4)]
     assert [v.allowed for v, _ in verdicts] == [True, True, True, False]  # 6 in memory: it holds
