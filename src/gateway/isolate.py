@@ -22,6 +22,7 @@ from gateway.core.loop import Clock
 from gateway.core.pinbook import PinBook
 from gateway.core.rescue import RescueLog
 from gateway.core.state import RouterState
+from gateway.core.subrequests import SUBREQUESTS
 from gateway.core.usage import UsageBook
 from gateway.errors import StorageError
 from gateway.shell import d1
@@ -94,6 +95,14 @@ async def _deployment_id(db: Any, rows: dict[str, str]) -> str:
 
 
 async def load_config(env: Any) -> Config:
+    """The isolate's snapshot (``_snapshot``), whose ``subrequest_limit`` becomes the current
+    request's limit (``core/subrequests.py``)."""
+    config = await _snapshot(env)
+    SUBREQUESTS.get().limit = config.settings.subrequest_limit
+    return config
+
+
+async def _snapshot(env: Any) -> Config:
     """The isolate's snapshot (``ConfigCache``): cached for its TTL (no D1 query); then current
     while D1's configuration stamp is unchanged (one row, and the OpenRouter pins, read); else
     read whole in one batch (plus one more, once per deployment, to make its id). When D1 fails,

@@ -7,8 +7,8 @@ Rules:
   add one each, before the call (a call that fails was made all the same). Tasks the request
   starts inherit it, since asyncio copies the context into every task: a stream's relay (and so a
   rescue's attempts) and the work given to ``waitUntil`` count against the request that made them.
-- ``limit`` is the setting ``subrequest_limit``; the route sets it once the configuration is read
-  (the default until then).
+- ``limit`` is the setting ``subrequest_limit``; the snapshot sets it when a request reads it
+  (``isolate.load_config``; the default until then).
 - ``room(count)``: whether ``count`` more still fit, keeping ``SUBREQUESTS_RESERVED`` for the
   work that may come after the check (``rules`` says what). The fallback loop asks before every
   attempt and stops when the next one does not fit: a fetch past the limit fails like a network

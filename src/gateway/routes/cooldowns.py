@@ -132,14 +132,12 @@ async def verify_cooldowns(call: Call) -> JsResponse:
     first ``MAX_VERIFY_PROBES`` in priority order, fewer when the request's subrequests (SPEC §18)
     leave less room; the others are reported with ``ok: null``."""
     config = await admin_config(call)
-    subrequests = SUBREQUESTS.get()
-    subrequests.limit = config.settings.subrequest_limit
     ledger = isolate.current().router.ledger
     now_ms = isolate.now_ms()
     cooling = ledger.active(now_ms)
     ledger.clear(now_ms)
     probes = _probes(config, cooling)
-    count = min(rules.MAX_VERIFY_PROBES, subrequests.left())
+    count = min(rules.MAX_VERIFY_PROBES, SUBREQUESTS.get().left())
     sent, left = probes[:count], probes[count:]
     results = await asyncio.gather(*(_probe(config, c) for c in sent))
     return json_response({"results": [*results, *(_not_probed(c) for c in left)]})

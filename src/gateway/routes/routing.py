@@ -52,7 +52,7 @@ async def route(
     pinned (SPEC §15, ``upstream/openrouter.py``), writing to ``call``'s D1 in its ``waitUntil``.
     The request is counted (SPEC §17, ``gateway.meter``): its failed attempts at once, itself when
     its answer ends. The loop stops before the request's subrequests pass ``subrequest_limit``
-    (SPEC §18, ``core/subrequests.py``), which becomes the request's limit here. Raises
+    (SPEC §18, ``core/subrequests.py``). Raises
     ``PermissionDeniedError`` (403) for a model outside the allow-list, ``NotFoundError`` (404) for
     a single-model kind's model that no provider declares as that kind, and for a kind other than
     chat that no provider declares at all."""
@@ -87,7 +87,6 @@ async def route(
         )
     deadline_ms = now_ms + rules.TOTAL_BUDGET_MS
     subrequests = SUBREQUESTS.get()
-    subrequests.limit = config.settings.subrequest_limit
     if kind is Kind.CHAT and isinstance(body, JsonBody):
         attempt: Attempt = PinnedUpstream(config, body, stream, caller.hops, call.env.DB, call.ctx, deadline_ms, endpoint)
     else:
