@@ -45,7 +45,7 @@ from gateway.core.classify import FailureKind
 
 __all__ = [
     "COLUMNS", "LATENCY_EDGES_MS", "BucketKey", "Event", "Histogram", "Part", "Tally", "Taken", "UsageBook",
-    "decode_buckets", "decode_events", "hour_of",
+    "hour_of",
 ]  # fmt: skip
 
 # Upper edges of the latency bins, in ms; one more bin holds everything above the last edge.
@@ -260,22 +260,6 @@ def _encode(hour: _Hour) -> tuple[str, str]:
         [e.at_ms, e.client, e.provider, e.key, e.model, e.surface, e.kind, e.status, e.message] for e in hour.events
     ])
     return buckets, events
-
-
-def decode_buckets(hour_ms: int, text: str) -> dict[BucketKey, Tally]:
-    """A part's buckets (as ``take`` encodes them) as tallies; the inverse of the encoding."""
-    buckets: dict[BucketKey, Tally] = {}
-    for row in json.loads(text):
-        client, provider, key, model, surface, *counts = row
-        buckets[BucketKey(hour_ms, client, provider, key, model, surface)] = Tally.from_row(
-            dict(zip(COLUMNS, counts, strict=False))
-        )
-    return buckets
-
-
-def decode_events(text: str) -> list[Event]:
-    """A part's events, oldest first."""
-    return [Event(*row) for row in json.loads(text)]
 
 
 class UsageBook:

@@ -19,8 +19,9 @@ from gateway.core.counting import (
 )
 from gateway.core.outcome import CallerError, Exhausted, Served
 from gateway.core.trail import TrailEntry
-from gateway.core.usage import BucketKey, Event, Tally, UsageBook, decode_buckets, decode_events, hour_of
+from gateway.core.usage import BucketKey, Event, Tally, UsageBook, hour_of
 from support.factories import T0, provider
+from support.usage_parts import decode_buckets, decode_events
 
 
 def written(book: UsageBook) -> tuple[dict[BucketKey, Tally], list[Event]]:

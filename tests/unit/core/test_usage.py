@@ -9,10 +9,10 @@ import pytest
 
 from gateway.core import rules
 from gateway.core.usage import (
-    COLUMNS, LATENCY_EDGES_MS, BucketKey, Event, Histogram, Tally, Taken, UsageBook, decode_buckets, decode_events,
-    hour_of,
+    COLUMNS, LATENCY_EDGES_MS, BucketKey, Event, Histogram, Tally, Taken, UsageBook, hour_of,
 )  # fmt: skip
 from support.factories import T0
+from support.usage_parts import decode_buckets, decode_events
 
 HOUR = rules.HOUR_MS
 INTERVAL_MS = 10 * rules.MINUTE_MS
