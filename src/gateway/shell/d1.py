@@ -185,10 +185,13 @@ def _failed(what: str, exc: JsException) -> Exception:
     return StorageError(f"D1 failed to {what}: {error}")
 
 
-async def _run(what: str, statement: Any, method: str = "run") -> Any:
-    SUBREQUESTS.get().used += 1  # a round trip: one subrequest (SPEC §18)
+async def _run(what: str, target: Any, method: str = "run", *args: Any) -> Any:
+    """``target.method(*args)`` (a statement's ``run``/``all``, a binding's ``batch``): one round
+    trip, one subrequest (SPEC §18); a failure becomes ours and marks D1 failing, an answer marks
+    it answering."""
+    SUBREQUESTS.get().used += 1
     try:
-        result = await getattr(statement, method)()
+        result = await getattr(target, method)(*args)
     except JsException as exc:
         raise _failed(what, exc) from exc
     health().answered()
@@ -196,13 +199,7 @@ async def _run(what: str, statement: Any, method: str = "run") -> Any:
 
 
 async def _batch(what: str, db: Any, statements: list[Any]) -> list[Any]:
-    SUBREQUESTS.get().used += 1
-    try:
-        results = list(await db.batch(statements))
-    except JsException as exc:
-        raise _failed(what, exc) from exc
-    health().answered()
-    return results
+    return list(await _run(what, db, "batch", statements))
 
 
 async def load_providers(db: Any) -> list[Provider]:
