@@ -2,7 +2,8 @@
 
 Both first write this isolate's unflushed counts (``meter.flush(force=True)``), so what the serving
 isolate counted is there at once; other isolates' counts arrive with their next flush, within
-``usage_flush_minutes`` of their traffic. D1 sums the isolates' parts (``d1.read_usage``). Names come from the configuration and the clients table as they are now:
+``usage_flush_minutes`` of their traffic. D1 sums the isolates' parts (``d1.read_usage``). Names
+come from the configuration and the clients table as they are now:
 a deleted provider or client is shown by its id (``#7``).
 """
 
