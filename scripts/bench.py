@@ -17,13 +17,18 @@ straight to the upstream and through the gateway, and prints:
   transcription upload (a 256 KB WAV), straight and through the gateway: added latency and CPU;
 - surfaces (SPEC §12): per translated surface, the added latency of a non-streamed call and the
   runtime's CPU per streamed event beside the OpenAI pass-through;
-- paced (issue 18): per surface, a 1,000-event answer at a model's pace (50 events/s, one per
-  upstream read): the CPU of the whole request, and the part spent running the isolates (from a
-  perf profile, when perf is installed): what the free plan's 10 ms limit counts;
+- paced (issues 18 and 31): per surface, a 1,000-event answer at a model's pace (50 events/s, one
+  per upstream read), an agent's turn (an ~80 KB ``/v1/messages`` body, a 300-event answer) and a
+  non-streamed chat request: the CPU of the whole request, and the part spent running the isolates
+  (from a perf profile, when perf is installed): what the free plan's 10 ms limit counts;
+- floor (issue 31): the same measure of a bare JavaScript Worker on the same workerd
+  (scripts/bench_floor.mjs) doing only the wakes any relay of that answer needs: what no design
+  can go below on this machine;
 - in Pyodide (``surfaces_in_process``, scripts/profile running scripts/bench_relay.py): the
   Worker's own work per event, which no timer inside workerd can measure (its clocks stand still
   while code runs).
-Figures, not assertions: nothing here fails on a slow machine.
+Figures, not assertions: nothing here fails on a slow machine. Last, SPEC §18's CPU rows as one
+table. ``--free-plan`` runs only paced and floor (about five minutes).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import statistics
 import struct
 import subprocess
@@ -127,20 +133,44 @@ def first_byte_ms(client: httpx.Client, url: str, body: dict, headers: dict) -> 
 
 
 def main() -> None:
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--free-plan", action="store_true",
+                        help="only the free plan's CPU cases (paced answers, agent turn, non-stream, floor)")
+    only_free_plan = parser.parse_args().free_plan
     upstream = FakeUpstream().start()
     try:
         with tempfile.TemporaryDirectory() as workdir:
             # No test hooks: no D1 trace, no preloaded test clock.
             gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_TRACE_D1": "0", "LD_PRELOAD": ""})
             try:
-                figures = run(gateway, upstream)
+                figures = free_plan(gateway, upstream) if only_free_plan else run(gateway, upstream)
             finally:
                 gateway.stop()
+        figures["floor"] = floor(upstream)
     finally:
         upstream.stop()
-    figures["surfaces_in_process"] = in_process()
+    if not only_free_plan:
+        figures["surfaces_in_process"] = in_process()
     print(json.dumps({"rounds": ROUNDS, **figures}, indent=2))
+    print()
+    print(free_plan_table(figures["paced"], figures["floor"]))
+
+
+def free_plan(gateway: Gateway, upstream: FakeUpstream) -> dict[str, object]:
+    """``paced`` alone, after the provider is added and the Worker warmed by ``WARMUP // 4`` requests."""
+    admin = {"authorization": f"Bearer {gateway.admin_token}"}
+    api = {"authorization": f"Bearer {gateway.api_token}"}
+    httpx.post(
+        f"{gateway.url}/api/admin/providers",
+        headers=admin,
+        json={"name": "bench", "base_url": upstream.base_url, "api_key": "sk-bench-key-0123456789", "models": ["m"]},
+    ).raise_for_status()
+    with httpx.Client(timeout=60) as client:
+        for _ in range(WARMUP // 4):
+            upstream.queue(Json(completion("m")))
+            client.post(f"{gateway.url}/v1/chat/completions", json={"model": "m", "messages": _MESSAGES},
+                        headers=api).raise_for_status()
+        return {"paced": paced(gateway, upstream, client, api)}
 
 
 def run(gateway: Gateway, upstream: FakeUpstream) -> dict[str, object]:
@@ -421,10 +451,6 @@ def surfaces(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api
     return figures
 
 
-PACED_EVENTS = int(os.environ.get("BENCH_PACED_EVENTS", "1000"))
-PACE_S = 0.02  # 50 events/s, one per upstream read: a model's pace
-
-
 def workerd_pid(gateway: Gateway) -> int | None:
     """The workerd process that runs the Worker (scripts/dev's child)."""
     for pid in process_tree(gateway.process.pid):
@@ -453,14 +479,84 @@ def _isolate_share(perf_data: Path) -> float | None:
     return inside / len(samples) if samples else None
 
 
+class IsolateCpu:
+    """The CPU of workerd's main thread over a ``with`` block (``main_ms``) and, from a perf
+    profile of that thread, the part spent running isolates (``isolate_ms``: under
+    ``IoContext::runImpl`` or on a JSPI stack of Python; the Worker's own CPU, what the platform
+    limits; the rest is the runtime's I/O). ``isolate_ms`` is None without perf."""
+
+    def __init__(self, workerd: int, scratch: Path) -> None:
+        self._workerd = workerd
+        self._data = scratch / f"perf-{time.monotonic_ns()}.data"
+        self.main_ms = 0.0
+        self.isolate_ms: float | None = None
+
+    def __enter__(self) -> IsolateCpu:
+        self._recorder = subprocess.Popen(
+            ["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-g", "-t", str(self._workerd), "-o", str(self._data)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if shutil.which("perf") else None
+        self._main_before = _thread_cpu_ms(self._workerd)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.main_ms = _thread_cpu_ms(self._workerd) - self._main_before
+        if self._recorder is not None:
+            self._recorder.send_signal(signal.SIGINT)
+            self._recorder.wait()
+            share = _isolate_share(self._data)
+            self.isolate_ms = None if share is None else self.main_ms * share
+
+
+def _drain(client: httpx.Client, url: str, body: dict, headers: dict) -> int:
+    """Send ``body`` and read the answer to its end; the number of reads it took."""
+    writes = 0
+    with client.stream("POST", url, json=body, headers=headers) as response:
+        for _ in response.iter_raw():
+            writes += 1
+    return writes
+
+
+def _agent_body() -> dict:
+    """A Claude Code-sized ``/v1/messages`` body, ~80 KB: a long system prompt, 16 tools with
+    schemas, and a conversation of tool calls and results."""
+    tools = [{
+        "name": f"tool_{i}",
+        "description": "Does one thing of a coding agent's work, described at length. " * 20,
+        "input_schema": {"type": "object", "properties": {
+            f"arg_{j}": {"type": "string", "description": "An argument, described. " * 4} for j in range(6)},
+            "required": ["arg_0"]},
+    } for i in range(16)]
+    messages: list[dict] = []
+    for i in range(12):
+        messages.append({"role": "user", "content": [{"type": "text", "text": "Please look at the next file. " * 20}]})
+        messages.append({"role": "assistant", "content": [
+            {"type": "text", "text": "Reading it."},
+            {"type": "tool_use", "id": f"toolu_{i}", "name": "tool_1", "input": {"arg_0": f"src/module_{i}.py"}}]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "def f():\n    return 1\n" * 60}]})
+    messages.append({"role": "user", "content": "Now write the summary."})
+    return {"model": "m", "max_tokens": 4096, "stream": True, "system": "You are a careful coding agent. " * 800,
+            "tools": tools, "messages": messages}
+
+
+PACED_EVENTS = int(os.environ.get("BENCH_PACED_EVENTS", "1000"))
+AGENT_EVENTS = 300
+PACE_S = 0.02  # 50 events/s, one per upstream read: a model's pace
+NON_STREAM_REQUESTS = 50
+FLOOR_TIMERS = 200
+
+
+def _paced_answer(events: int) -> Sse:
+    return Sse([chunk("m", f" t{i}") for i in range(events)] + [chunk("m", None, "stop")], pace_s=PACE_S)
+
+
 def paced(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: dict) -> dict:
-    """The free plan's 10 ms of CPU per request, on long answers (issue 18): per path, one whole
-    streamed request of ``PACED_EVENTS`` events arriving at 50 events/s, one per upstream read
-    (the request's own cost included): the runtime processes' CPU less their idle CPU over the same
-    time, and on workerd also its main thread's CPU and, from a perf profile of that thread, the
-    part spent running the isolates (``IoContext::runImpl``: the Worker's own CPU, what the
-    platform limits; the rest is the runtime's I/O, which an answer costs whatever the Worker)."""
-    answer = Sse([chunk("m", f" t{i}") for i in range(PACED_EVENTS)] + [chunk("m", None, "stop")], pace_s=PACE_S)
+    """The free plan's 10 ms of CPU per request, on long answers (issues 18 and 31): per path, one
+    whole streamed request of ``PACED_EVENTS`` events arriving at 50 events/s, one per upstream
+    read (the request's own cost included); an agent's turn (an ~80 KB ``/v1/messages`` body, a
+    300-event answer); a non-streamed chat request (the mean of ``NON_STREAM_REQUESTS``). Each
+    row: the runtime processes' CPU less their idle CPU over the same time, workerd's main thread,
+    and the Worker's own CPU (``IsolateCpu``)."""
     paths = {"openai": ("/v1/chat/completions", {"model": "m", "messages": _MESSAGES, "stream": True}),
              **{name: (path, stream_body) for name, (path, _body, stream_body) in SURFACES.items()}}
     start = time.monotonic()
@@ -468,37 +564,115 @@ def paced(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: d
     time.sleep(5)  # the idle baseline: the processes' background CPU, to subtract
     idle_rate = (cpu_seconds(gateway.process.pid) - idle_before) / (time.monotonic() - start)
     workerd = workerd_pid(gateway)
-    profiling = workerd is not None and shutil.which("perf") is not None
+    assert workerd is not None, "scripts/dev runs workerd"
     figures: dict[str, dict[str, float]] = {}
-    with tempfile.TemporaryDirectory() as scratch:
+
+    def measure(name: str, send, requests: int = 1) -> None:
+        start, cpu_before = time.monotonic(), cpu_seconds(gateway.process.pid)
+        with IsolateCpu(workerd, scratch) as cpu:
+            writes = send()
+        elapsed = time.monotonic() - start
+        row: dict[str, float] = {
+            "cpu_ms": round((cpu_seconds(gateway.process.pid) - cpu_before - idle_rate * elapsed) * 1000 / requests, 1),
+            "workerd_main_thread_cpu_ms": round(cpu.main_ms / requests, 1)}
+        if writes is not None:
+            row["writes_to_caller"] = writes
+        if cpu.isolate_ms is not None:
+            row["isolate_cpu_ms"] = round(cpu.isolate_ms / requests, 1)
+        figures[name] = row
+
+    with tempfile.TemporaryDirectory() as scratch_dir:
+        scratch = Path(scratch_dir)
         for name, (path, body) in paths.items():
-            upstream.queue(answer)
-            url = _stream_url(gateway, name, path)
-            perf_data = Path(scratch) / f"{name}.data"
-            recorder = subprocess.Popen(
-                ["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-g", "-t", str(workerd), "-o", str(perf_data)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if profiling else None
-            start, cpu_before = time.monotonic(), cpu_seconds(gateway.process.pid)
-            main_before = _thread_cpu_ms(workerd) if workerd else 0.0
-            writes = 0
-            with client.stream("POST", url, json=body, headers=api) as response:
-                for _ in response.iter_raw():
-                    writes += 1
-            elapsed = time.monotonic() - start
-            row = {"cpu_ms": round((cpu_seconds(gateway.process.pid) - cpu_before - idle_rate * elapsed) * 1000, 1),
-                   "writes_to_caller": writes}
-            if workerd:
-                main_ms = _thread_cpu_ms(workerd) - main_before
-                row["workerd_main_thread_cpu_ms"] = round(main_ms, 1)
-            if recorder is not None:
-                recorder.send_signal(signal.SIGINT)
-                recorder.wait()
-                share = _isolate_share(perf_data)
-                if share is not None:
-                    row["isolate_cpu_ms"] = round(main_ms * share, 1)
-            figures[name] = row
-    return {"events": PACED_EVENTS, "events_per_s": round(1 / PACE_S), "idle_cpu_ms_per_s": round(idle_rate * 1000, 2),
-            "per_answer": figures}
+            upstream.queue(_paced_answer(PACED_EVENTS))
+            measure(name, lambda: _drain(client, _stream_url(gateway, name, path), body, api))
+        upstream.queue(_paced_answer(AGENT_EVENTS))
+        measure("agent_turn", lambda: _drain(client, gateway.url + "/v1/messages", _agent_body(), api))
+
+        def non_stream() -> None:
+            for _ in range(NON_STREAM_REQUESTS):
+                upstream.queue(Json(completion("m")))
+                client.post(gateway.url + "/v1/chat/completions", json={"model": "m", "messages": _MESSAGES},
+                            headers=api).raise_for_status()
+
+        measure("non_stream_chat", non_stream, NON_STREAM_REQUESTS)
+    return {"events": PACED_EVENTS, "events_per_s": round(1 / PACE_S), "agent_turn_body_bytes": len(json.dumps(_agent_body())),
+            "idle_cpu_ms_per_s": round(idle_rate * 1000, 2), "per_answer": figures}
+
+
+def floor(upstream: FakeUpstream) -> dict:
+    """What any Worker pays on this machine for what a relay of the paced answer must do
+    (scripts/bench_floor.mjs: a bare JavaScript Worker on the same workerd): ``FLOOR_TIMERS``
+    timer wakes and nothing else, and the same 1,000-event answer piped natively, woken for per
+    read, and read in ~100 ms batches. The Worker's own CPU of each (``IsolateCpu``)."""
+    port = _free_port()
+    env = {**os.environ, "PATH": f"{ROOT / 'node_modules' / '.bin'}{os.pathsep}{os.environ['PATH']}"}
+    server = subprocess.Popen(["node", str(ROOT / "scripts" / "bench_floor.mjs"), str(port)], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+        workerd = next(pid for pid in process_tree(server.pid) if Path(f"/proc/{pid}/comm").read_text().strip() == "workerd")
+        base = f"http://127.0.0.1:{port}/"
+        figures: dict[str, dict[str, float]] = {}
+        with tempfile.TemporaryDirectory() as scratch, httpx.Client(timeout=120) as client:
+            client.get(base, params={"case": "timers", "n": 20}).raise_for_status()  # warm
+            with IsolateCpu(workerd, Path(scratch)) as cpu:
+                client.get(base, params={"case": "timers", "n": FLOOR_TIMERS}).raise_for_status()
+            figures["timers"] = {"wakes": FLOOR_TIMERS, "workerd_main_thread_cpu_ms": round(cpu.main_ms, 1),
+                                 **({"isolate_cpu_ms": round(cpu.isolate_ms, 1)} if cpu.isolate_ms is not None else {})}
+            for case in ("native", "chunk", "batch"):
+                upstream.queue(_paced_answer(50))  # warm
+                _drain(client, base + f"?case={case}&up={upstream.base_url}/chat/completions", {}, {})
+                upstream.queue(_paced_answer(PACED_EVENTS))
+                with IsolateCpu(workerd, Path(scratch)) as cpu:
+                    writes = _drain(client, base + f"?case={case}&up={upstream.base_url}/chat/completions", {}, {})
+                figures[case] = {"writes_to_caller": writes, "workerd_main_thread_cpu_ms": round(cpu.main_ms, 1),
+                                 **({"isolate_cpu_ms": round(cpu.isolate_ms, 1)} if cpu.isolate_ms is not None else {})}
+        return figures
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+# The free plan's table: each row's label, the case in ``paced`` (or ``floor``), and its goal in ms.
+_FREE_PLAN_ROWS = [
+    ("non-streamed chat", "non_stream_chat", 3),
+    ("1,000 events: chat pass-through", "openai", 10),
+    ("1,000 events: Anthropic /v1/messages", "anthropic", 10),
+    ("1,000 events: Responses /v1/responses", "responses", 10),
+    ("1,000 events: Gemini :streamGenerateContent", "gemini", 10),
+    ("1,000 events: Ollama /api/chat", "ollama", 10),
+    ("agent turn: ~80 KB body, 300 events, /v1/messages", "agent_turn", 10),
+]
+_FLOOR_ROWS = [
+    ("bare JS Worker: 200 timer wakes, nothing else", "timers"),
+    ("bare JS Worker: 1,000 events piped natively", "native"),
+    ("bare JS Worker: 1,000 events, a wake per read", "chunk"),
+    ("bare JS Worker: 1,000 events in ~100 ms batches", "batch"),
+]
+
+
+def free_plan_table(paced_figures: dict, floor_figures: dict) -> str:
+    """SPEC §18's CPU rows as one table: the Worker's CPU per request beside its goal, then the
+    floor (what a bare JavaScript Worker pays on this machine for the same wakes)."""
+    def cell(row: dict) -> str:
+        value = row.get("isolate_cpu_ms")
+        return "n/a (no perf)" if value is None else f"{value} ms"
+
+    lines = ["| case | goal | Worker CPU (workerd, this machine) | writes to the caller |", "|---|---|---|---|"]
+    for label, key, goal in _FREE_PLAN_ROWS:
+        row = paced_figures["per_answer"].get(key, {})
+        lines.append(f"| {label} | ≤ {goal} ms | {cell(row)} | {row.get('writes_to_caller', '')} |")
+    for label, key in _FLOOR_ROWS:
+        row = floor_figures.get(key, {})
+        lines.append(f"| {label} | | {cell(row)} | {row.get('writes_to_caller', '')} |")
+    return "\n".join(lines)
 
 
 def in_process() -> object:
