@@ -21,7 +21,7 @@ from gateway.routes.forwarded import embed
 from gateway.routes.routing import caller_catalog, catalog_kinds
 from gateway.routes.surface import Plan, read_object, serve, speaks
 from gateway.shell.http import JsResponse
-from gateway.surfaces import embeddings, gemini
+from gateway.surfaces import embeddings, gemini, models
 from gateway.surfaces.embeddings import Vectors
 
 __all__ = [
@@ -44,7 +44,7 @@ async def _authorized(call: Call) -> tuple[Config, Caller]:
 async def list_models(call: Call) -> JsResponse:
     config, caller = await _authorized(call)
     ids = [model for model, _ in caller_catalog(config, caller)]
-    return json_response(gemini.models_body(ids, embedding_models(config)))
+    return json_response(models.gemini_models(ids, embedding_models(config)))
 
 
 @speaks(gemini.render_error)
@@ -63,7 +63,7 @@ def gemini_model(config: Config, caller: Caller, model: str) -> dict[str, Any]:
     model = model.removeprefix("models/")
     if model not in {m for m, _ in caller_catalog(config, caller)}:
         raise NotFoundError(f"Model '{model}' is not served by this gateway.", code="model_not_found")
-    return gemini.model_entry(model, embedding=model in embedding_models(config))
+    return models.gemini_model(model, embedding=model in embedding_models(config))
 
 
 async def _generate(call: Call, stream: bool) -> JsResponse:

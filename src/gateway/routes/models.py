@@ -52,7 +52,7 @@ async def list_models(call: Call) -> JsResponse:
         case "anthropic":
             return json_response(models.anthropic_models([m for m, _ in catalog], iso_utc(created)))
         case "gemini":
-            return json_response(gemini.models_body([m for m, _ in catalog], embedding_models(config)))
+            return json_response(models.gemini_models([m for m, _ in catalog], embedding_models(config)))
         case _:
             return json_response(models.openai_models(catalog, created, catalog_kinds(config)))
 

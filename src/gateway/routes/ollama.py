@@ -17,7 +17,7 @@ from gateway.routes.routing import caller_catalog
 from gateway.routes.surface import Plan, read_object, serve, speaks
 from gateway.shell.http import JsResponse
 from gateway.surfaces import embeddings as surface_embeddings
-from gateway.surfaces import ollama
+from gateway.surfaces import ollama, ollama_models
 from gateway.surfaces.ollama_stream import OllamaStream
 
 __all__ = ["chat", "embed", "embeddings", "generate", "show", "tags", "version"]
@@ -25,14 +25,14 @@ __all__ = ["chat", "embed", "embeddings", "generate", "show", "tags", "version"]
 
 @speaks(ollama.render_error)
 async def version(call: Call) -> JsResponse:
-    return json_response(ollama.version_body())
+    return json_response(ollama_models.version_body())
 
 
 @speaks(ollama.render_error)
 async def tags(call: Call) -> JsResponse:
     config = await isolate.load_config(call.env)
     caller = await require_api(call, config)
-    return json_response(ollama.tags_body([model for model, _ in caller_catalog(config, caller)]))
+    return json_response(ollama_models.tags_body([model for model, _ in caller_catalog(config, caller)]))
 
 
 @speaks(ollama.render_error)
@@ -42,7 +42,7 @@ async def show(call: Call) -> JsResponse:
     model = ollama.show_model(await read_object(call, config))
     if model not in {m for m, _ in caller_catalog(config, caller)}:
         raise NotFoundError(f"model '{model}' not found", code="model_not_found")
-    return json_response(ollama.show_body(model))
+    return json_response(ollama_models.show_body(model))
 
 
 async def _run(call: Call, mode: str) -> JsResponse:

@@ -1,5 +1,6 @@
-"""Gemini (SPEC §12.4): ``generateContent`` requests → OpenAI chat bodies, answers back, errors and
-model entries. Pure: no I/O, no clock, no randomness. Answers and streams: ``gemini_stream``.
+"""Gemini (SPEC §12.4): ``generateContent`` requests → OpenAI chat bodies, answers back, errors.
+Pure: no I/O, no clock, no randomness. Answers and streams: ``gemini_stream``; model entries:
+``models``.
 
 Request rules (``to_chat``; the model comes from the URL, a ``models/`` prefix stripped):
 
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Collection
 from typing import Any
 
 from gateway.errors import InvalidRequestError
@@ -40,8 +40,6 @@ __all__ = [
     "ERROR_STATUSES",
     "FINISH_REASONS",
     "GENERATION_FIELDS",
-    "EMBEDDING_METHODS",
-    "GENERATION_METHODS",
     "OMITTED",
     "SCHEMA_KEYS",
     "TEXT_MEDIA",
@@ -50,8 +48,6 @@ __all__ = [
     "canonical",
     "count_tokens",
     "from_chat",
-    "model_entry",
-    "models_body",
     "render_error",
     "to_chat",
 ]
@@ -103,10 +99,6 @@ ERROR_STATUSES: dict[int, str] = {
 # Media that are text, passed as text parts; other non-image media are replaced by OMITTED.
 TEXT_MEDIA = frozenset({"application/json", "application/xml", "application/x-yaml", "application/javascript"})
 OMITTED = "[{what} left out: this gateway passes on text and images only]"
-
-GENERATION_METHODS = ["generateContent", "streamGenerateContent", "countTokens"]
-# What an embedding model supports instead (SPEC §12.6).
-EMBEDDING_METHODS = ["embedContent", "batchEmbedContents"]
 
 
 def _invalid(message: str, param: str) -> InvalidRequestError:
@@ -190,36 +182,6 @@ def render_error(status: int, type_: str, message: str) -> dict[str, Any]:
     """Gemini's error body ``{"error": {"code", "message", "status"}}`` for an HTTP status."""
     name = ERROR_STATUSES.get(status) or ("INVALID_ARGUMENT" if status < 500 else "INTERNAL")
     return {"error": {"code": status, "message": message, "status": name}}
-
-
-def model_entry(
-    model_id: str,
-    input_token_limit: int | None = None,
-    output_token_limit: int | None = None,
-    embedding: bool = False,
-) -> dict[str, Any]:
-    """A ``Model`` as ``GET /v1beta/models/{id}`` answers it (google-genai reads
-    ``supportedGenerationMethods`` as ``supported_actions``; token limits are optional); an
-    ``embedding`` model supports the embedding methods instead of generation."""
-    entry: dict[str, Any] = {
-        "name": "models/" + model_id,
-        "baseModelId": model_id,
-        "version": "001",
-        "displayName": model_id,
-        "description": f"{model_id} through this gateway's fallback chain",
-        "supportedGenerationMethods": list(EMBEDDING_METHODS if embedding else GENERATION_METHODS),
-    }
-    if input_token_limit is not None:
-        entry["inputTokenLimit"] = input_token_limit
-    if output_token_limit is not None:
-        entry["outputTokenLimit"] = output_token_limit
-    return entry
-
-
-def models_body(ids: list[str], embedding: Collection[str] = ()) -> dict[str, Any]:
-    """``GET /v1beta/models``: every id once, in the given order; those in ``embedding`` as
-    embedding models."""
-    return {"models": [model_entry(model_id, embedding=model_id in embedding) for model_id in ids]}
 
 
 def _texts(content: Any, param: str) -> str:

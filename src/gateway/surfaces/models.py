@@ -1,4 +1,4 @@
-"""Model lists in the OpenAI and Anthropic shapes (SPEC §12.1); Gemini's lives with its surface.
+"""Model lists in the OpenAI, Anthropic and Gemini shapes (SPEC §12.1, §12.4).
 
 Rules:
 
@@ -16,10 +16,18 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
-__all__ = ["anthropic_model", "anthropic_models", "openai_model", "openai_models"]
+__all__ = [
+    "EMBEDDING_METHODS", "GENERATION_METHODS", "anthropic_model", "anthropic_models", "gemini_model", "gemini_models",
+    "openai_model", "openai_models",
+]
+
+# What a Gemini model entry says it supports (``supportedGenerationMethods``).
+GENERATION_METHODS = ["generateContent", "streamGenerateContent", "countTokens"]
+# What an embedding model supports instead (SPEC §12.6).
+EMBEDDING_METHODS = ["embedContent", "batchEmbedContents"]
 
 
 def openai_model(entry: tuple[str, str], created: int, kind: str | None = None) -> dict[str, Any]:
@@ -63,3 +71,33 @@ def anthropic_models(ids: list[str], created_at_iso: str) -> dict[str, Any]:
         "first_id": data[0]["id"] if data else None,
         "last_id": data[-1]["id"] if data else None,
     }
+
+
+def gemini_model(
+    model_id: str,
+    input_token_limit: int | None = None,
+    output_token_limit: int | None = None,
+    embedding: bool = False,
+) -> dict[str, Any]:
+    """A ``Model`` as ``GET /v1beta/models/{id}`` answers it (google-genai reads
+    ``supportedGenerationMethods`` as ``supported_actions``; token limits are optional); an
+    ``embedding`` model supports the embedding methods instead of generation."""
+    entry: dict[str, Any] = {
+        "name": "models/" + model_id,
+        "baseModelId": model_id,
+        "version": "001",
+        "displayName": model_id,
+        "description": f"{model_id} through this gateway's fallback chain",
+        "supportedGenerationMethods": list(EMBEDDING_METHODS if embedding else GENERATION_METHODS),
+    }
+    if input_token_limit is not None:
+        entry["inputTokenLimit"] = input_token_limit
+    if output_token_limit is not None:
+        entry["outputTokenLimit"] = output_token_limit
+    return entry
+
+
+def gemini_models(ids: list[str], embedding: Collection[str] = ()) -> dict[str, Any]:
+    """``GET /v1beta/models``: every id once, in the given order; those in ``embedding`` as
+    embedding models."""
+    return {"models": [gemini_model(model_id, embedding=model_id in embedding) for model_id in ids]}

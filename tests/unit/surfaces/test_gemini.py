@@ -19,11 +19,10 @@ from gateway.surfaces.gemini import (
     GeminiStream,
     count_tokens,
     from_chat,
-    model_entry,
-    models_body,
     render_error,
     to_chat,
 )
+from gateway.surfaces.models import gemini_model, gemini_models
 
 # ---------------------------------------------------------------- request → chat
 
@@ -339,15 +338,6 @@ def test_render_error(status: int, type_: str, name: str) -> None:
     assert render_error(status, type_, "why") == {"error": {"code": status, "message": "why", "status": name}}
 
 
-def test_models() -> None:
-    entry = model_entry("llama-3.3-70b")
-    assert entry["name"] == "models/llama-3.3-70b" and entry["displayName"] == "llama-3.3-70b"
-    assert entry["supportedGenerationMethods"] == ["generateContent", "streamGenerateContent", "countTokens"]
-    assert "inputTokenLimit" not in entry
-    assert model_entry("m", input_token_limit=8192, output_token_limit=1024)["inputTokenLimit"] == 8192
-    assert [m["name"] for m in models_body(["auto", "b"])["models"]] == ["models/auto", "models/b"]
-
-
 # ---------------------------------------------------------------- answers
 
 
@@ -661,9 +651,9 @@ def test_sdk_reads_the_answer_and_models() -> None:
     response = _client(body, "application/json", seen).models.generate_content(model="gemini-x", contents="hi")
     assert response.text == "Hi" and response.function_calls[0].args == {"p": "a.txt"}
     assert response.candidates[0].content.parts[0].thought is True
-    model = _client(json.dumps(model_entry("llama")).encode(), "application/json", seen).models.get(model="llama")
+    model = _client(json.dumps(gemini_model("llama")).encode(), "application/json", seen).models.get(model="llama")
     assert model.name == "models/llama" and "generateContent" in model.supported_actions
-    listed = list(_client(json.dumps(models_body(["a", "b"])).encode(), "application/json", seen).models.list())
+    listed = list(_client(json.dumps(gemini_models(["a", "b"])).encode(), "application/json", seen).models.list())
     assert [m.name for m in listed] == ["models/a", "models/b"]
     counted = _client(b'{"totalTokens": 3}', "application/json", seen).models.count_tokens(model="gemini-x", contents="hi")
     assert counted.total_tokens == 3

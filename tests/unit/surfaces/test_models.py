@@ -7,7 +7,14 @@ import json
 import httpx
 import pytest
 
-from gateway.surfaces.models import anthropic_model, anthropic_models, openai_model, openai_models
+from gateway.surfaces.models import (
+    anthropic_model,
+    anthropic_models,
+    gemini_model,
+    gemini_models,
+    openai_model,
+    openai_models,
+)
 
 CREATED = 1755000000
 CREATED_AT = "2025-01-01T00:00:00Z"
@@ -92,3 +99,12 @@ def test_anthropic_sdk_reads_them():
     assert [m.id for m in client.models.list()] == ["auto", "a", "b"]  # has_more false: one page
     model = client.models.retrieve("a")
     assert model.display_name == "a" and model.created_at.year == 2025
+
+
+def test_gemini_models() -> None:
+    entry = gemini_model("llama-3.3-70b")
+    assert entry["name"] == "models/llama-3.3-70b" and entry["displayName"] == "llama-3.3-70b"
+    assert entry["supportedGenerationMethods"] == ["generateContent", "streamGenerateContent", "countTokens"]
+    assert "inputTokenLimit" not in entry
+    assert gemini_model("m", input_token_limit=8192, output_token_limit=1024)["inputTokenLimit"] == 8192
+    assert [m["name"] for m in gemini_models(["auto", "b"])["models"]] == ["models/auto", "models/b"]

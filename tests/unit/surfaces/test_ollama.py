@@ -1,4 +1,4 @@
-"""The Ollama surface (SPEC §12.5): requests in, answers and NDJSON streams out, listings, errors.
+"""The Ollama surface (SPEC §12.5): requests in, answers and NDJSON streams out, errors.
 
 Streams are realistic OpenAI chat streams fed whole, one byte per read and split at every byte;
 the translated stream must mean the same each time (text is merged per read, so the bytes differ).
@@ -15,17 +15,14 @@ import pytest
 from gateway.errors import InvalidRequestError
 from gateway.surfaces.chat import Answer, ToolCall
 from gateway.surfaces.ollama import (
-    OLLAMA_VERSION,
     chat_from_chat,
     chat_to_chat,
     generate_from_chat,
     generate_to_chat,
     render_error,
-    show_body,
     show_model,
-    tags_body,
-    version_body,
 )
+from gateway.surfaces.ollama_models import show_body, tags_body
 from gateway.surfaces.ollama_stream import OllamaStream
 
 PNG = "iVBORw0KGgoAAAANSUhEUg=="
@@ -517,36 +514,6 @@ def test_render_error(status, type_, message):
 
 def test_render_error_never_empty():
     assert render_error(502, "provider_error", "") == {"error": "provider_error"}
-
-
-# ----------------------------------------------------------------------------------------------
-# Listings
-
-
-def test_tags_body():
-    body = tags_body(["auto", "meta-llama/llama-3.3-70b"], "2025-01-01T00:00:00Z")
-
-    first, second = body["models"]
-    assert first["name"] == first["model"] == "auto"
-    assert second["details"]["family"] == "llama"
-    assert second["details"]["families"] == ["llama"]
-    assert {m["size"] for m in body["models"]} == {0}
-    assert len(first["digest"]) == 64 and first["digest"] != second["digest"]
-    assert tags_body(["auto"])["models"][0]["digest"] == first["digest"]  # deterministic
-
-
-def test_show_body():
-    body = show_body("gpt-4o", context_length=8192)
-
-    assert body["capabilities"] == ["completion", "tools"]
-    assert body["model_info"]["general.architecture"] == "gpt"
-    assert body["model_info"]["gpt.context_length"] == 8192
-    assert body["details"]["format"] == "gguf"
-
-
-def test_version_body():
-    assert version_body() == {"version": OLLAMA_VERSION}
-    assert all(part.isdigit() for part in OLLAMA_VERSION.split("."))
 
 
 # ----------------------------------------------------------------------------------------------
