@@ -177,7 +177,7 @@ UPSTREAM_MESSAGE_MAX_CHARS = 200
 ETA_SECONDS_BELOW_MS = 90 * SECOND_MS
 ETA_MINUTES_BELOW_MS = 90 * MINUTE_MS
 
-# --- OpenRouter pinning (SPEC §15, core/pinning.py) ---
+# --- OpenRouter pinning (SPEC §15, core/endpoint_scores.py, core/pinning.py) ---
 # Share of an implicit-caching endpoint's input assumed read from its cache (seed 003): a pinned
 # long conversation re-reads its prefix, so nearly all input is billed at input_cache_read.
 OPENROUTER_HIT_RATE = 0.98

@@ -26,7 +26,8 @@ from gateway.core.clients import Client
 from gateway.core.config import Provider, ProviderKey, SealedKey
 from gateway.core.d1health import D1Health
 from gateway.core.kinds import KIND_NAMES, Kind
-from gateway.core.pinning import Pin, Ranked
+from gateway.core.endpoint_scores import Ranked
+from gateway.core.pinning import Pin
 from gateway.core.subrequests import SUBREQUESTS
 from gateway.errors import ConflictError, StorageError
 

@@ -38,16 +38,15 @@ from gateway.core import rules
 from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
 from gateway.core.config import Config
 from gateway.core.hop import Hops
+from gateway.core.endpoint_scores import Ranked, rank_endpoints
 from gateway.core.pinning import (
     Pin,
-    Ranked,
     is_openrouter,
     pin_after_fault,
     pin_after_success,
     pin_for_request,
     pin_refreshed,
     provider_field,
-    rank_endpoints,
     renewal_due,
 )
 from gateway.core.subrequests import SUBREQUESTS

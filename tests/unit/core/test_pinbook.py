@@ -9,7 +9,8 @@ import pytest
 
 from gateway.core import rules
 from gateway.core.pinbook import PinBook, merge_pin
-from gateway.core.pinning import Pin, Ranked, provider_field, with_provider_member
+from gateway.core.endpoint_scores import Ranked
+from gateway.core.pinning import Pin, provider_field, with_provider_member
 
 T0 = 1_800_000_000_000
 A = Ranked("a", 10.0, 1e-6, 2e-6, 1e-7, True, 50.0)
