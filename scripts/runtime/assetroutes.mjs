@@ -16,7 +16,8 @@ export const HOST_COMPAT_DATE = "2026-09-08";
 export function workerFirst(rules) {
   if (rules === true || rules === false) return () => rules;
   const patterns = (rules ?? []).map((rule) => {
-    if (!/^\/[\w./*-]*$/.test(rule)) throw new Error(`run_worker_first rule ${JSON.stringify(rule)}: the local runtime reads only plain paths with *`);
+    if (!/^\/[\w./*-]*$/.test(rule))
+      throw new Error(`run_worker_first rule ${JSON.stringify(rule)}: the local runtime reads only plain paths with *`);
     return new RegExp(`^${rule.replace(/[.]/g, "\\.").replace(/\*/g, ".*")}$`);
   });
   return (pathname) => patterns.some((pattern) => pattern.test(pathname));

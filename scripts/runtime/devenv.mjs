@@ -18,7 +18,7 @@ export class StartError extends Error {}
 /** wrangler.jsonc, parsed: comments (outside strings) and trailing commas removed. */
 export function readWranglerConfig(file = path.join(ROOT, "wrangler.jsonc")) {
   const text = fs.readFileSync(file, "utf8");
-  const stripped = text.replace(/("(?:\\.|[^"\\])*")|\/\/[^\n]*|\/\*[\s\S]*?\*\//g, (m, str) => str ?? "");
+  const stripped = text.replace(/("(?:\\.|[^"\\])*")|\/\/[^\n]*|\/\*[\s\S]*?\*\//g, (_match, str) => str ?? "");
   return JSON.parse(stripped.replace(/,(\s*[}\]])/g, "$1"));
 }
 

@@ -35,24 +35,72 @@ const GREY = 90;
 // RFC 9110's reason phrases, as Node's http.STATUS_CODES has them: a Response built without a
 // statusText (the Worker's) is logged with its status's phrase.
 const REASONS = {
-  100: "Continue", 101: "Switching Protocols", 102: "Processing", 103: "Early Hints", 200: "OK",
-  201: "Created", 202: "Accepted", 203: "Non-Authoritative Information", 204: "No Content",
-  205: "Reset Content", 206: "Partial Content", 207: "Multi-Status", 208: "Already Reported", 226: "IM Used",
-  300: "Multiple Choices", 301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
-  305: "Use Proxy", 307: "Temporary Redirect", 308: "Permanent Redirect", 400: "Bad Request",
-  401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
-  405: "Method Not Allowed", 406: "Not Acceptable", 407: "Proxy Authentication Required",
-  408: "Request Timeout", 409: "Conflict", 410: "Gone", 411: "Length Required", 412: "Precondition Failed",
-  413: "Payload Too Large", 414: "URI Too Long", 415: "Unsupported Media Type", 416: "Range Not Satisfiable",
-  417: "Expectation Failed", 418: "I'm a Teapot", 421: "Misdirected Request", 422: "Unprocessable Entity",
-  423: "Locked", 424: "Failed Dependency", 425: "Too Early", 426: "Upgrade Required",
-  428: "Precondition Required", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
-  451: "Unavailable For Legal Reasons", 500: "Internal Server Error", 501: "Not Implemented",
-  502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout", 505: "HTTP Version Not Supported",
-  506: "Variant Also Negotiates", 507: "Insufficient Storage", 508: "Loop Detected",
-  509: "Bandwidth Limit Exceeded", 510: "Not Extended", 511: "Network Authentication Required",
+  100: "Continue",
+  101: "Switching Protocols",
+  102: "Processing",
+  103: "Early Hints",
+  200: "OK",
+  201: "Created",
+  202: "Accepted",
+  203: "Non-Authoritative Information",
+  204: "No Content",
+  205: "Reset Content",
+  206: "Partial Content",
+  207: "Multi-Status",
+  208: "Already Reported",
+  226: "IM Used",
+  300: "Multiple Choices",
+  301: "Moved Permanently",
+  302: "Found",
+  303: "See Other",
+  304: "Not Modified",
+  305: "Use Proxy",
+  307: "Temporary Redirect",
+  308: "Permanent Redirect",
+  400: "Bad Request",
+  401: "Unauthorized",
+  402: "Payment Required",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  406: "Not Acceptable",
+  407: "Proxy Authentication Required",
+  408: "Request Timeout",
+  409: "Conflict",
+  410: "Gone",
+  411: "Length Required",
+  412: "Precondition Failed",
+  413: "Payload Too Large",
+  414: "URI Too Long",
+  415: "Unsupported Media Type",
+  416: "Range Not Satisfiable",
+  417: "Expectation Failed",
+  418: "I'm a Teapot",
+  421: "Misdirected Request",
+  422: "Unprocessable Entity",
+  423: "Locked",
+  424: "Failed Dependency",
+  425: "Too Early",
+  426: "Upgrade Required",
+  428: "Precondition Required",
+  429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
+  451: "Unavailable For Legal Reasons",
+  500: "Internal Server Error",
+  501: "Not Implemented",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+  505: "HTTP Version Not Supported",
+  506: "Variant Also Negotiates",
+  507: "Insufficient Storage",
+  508: "Loop Detected",
+  509: "Bandwidth Limit Exceeded",
+  510: "Not Extended",
+  511: "Network Authentication Required",
 };
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it takes out of a printed path
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /** The path of a request target, without query string or fragment, safe to print. */
@@ -94,7 +142,11 @@ export class StreamFailures {
     const failed = STREAM_FAILED.exec(message);
     const rescued = failed ? null : STREAM_RESCUED.exec(message);
     if (failed) this.#reasons.set(failed[2], { text: `stream failed: ${failed[1]}`, colour: 31 });
-    else if (rescued) this.#reasons.set(rescued[2], { text: `stream ${rescued[1]}, rescued by ${rescued[3]} (${rescued[4]})`, colour: 32 });
+    else if (rescued)
+      this.#reasons.set(rescued[2], {
+        text: `stream ${rescued[1]}, rescued by ${rescued[3]} (${rescued[4]})`,
+        colour: 32,
+      });
     else return;
     if (this.#reasons.size > FAILURES_KEPT) this.#reasons.delete(this.#reasons.keys().next().value);
   }
@@ -117,7 +169,17 @@ export class StreamFailures {
  *   `failure`: why the stream ended in-band with an error, or who rescued it (`StreamFailures.take`).
  *   `unfinished`: the connection closed before the whole response was sent.
  */
-export function formatLine({ method, path, status, statusText, durationMs, routing = {}, failure = null, unfinished = false, colour = false }) {
+export function formatLine({
+  method,
+  path,
+  status,
+  statusText,
+  durationMs,
+  routing = {},
+  failure = null,
+  unfinished = false,
+  colour = false,
+}) {
   const paint = colour ? (code, text) => `\u001b[${code}m${text}\u001b[0m` : (_code, text) => text;
   const safe = (text) => String(text).replace(CONTROL, "?");
   const statusColour = STATUS_COLOUR.find(([low, high]) => low <= status && status < high)?.[2] ?? BLUE;
@@ -152,4 +214,3 @@ export function entryMessage(entry) {
 export function entryOf(message) {
   return message.startsWith(ENTRY_TAG) ? JSON.parse(message.slice(ENTRY_TAG.length)) : null;
 }
-

@@ -97,7 +97,10 @@ async function loadPython() {
   const wheelDir = path.join(ROOT, ".cache", "wheels");
   installWorkerdStreams();
   const pyodide = await loadPyodide({ stdout: (s) => console.log(s), stderr: (s) => console.error(s) });
-  const wheels = fs.readdirSync(wheelDir).filter((f) => f.endsWith(".whl")).sort();
+  const wheels = fs
+    .readdirSync(wheelDir)
+    .filter((f) => f.endsWith(".whl"))
+    .sort();
   if (wheels.length === 0) throw new Error(`no wheels in ${wheelDir}: run scripts/setup`);
   for (const wheel of wheels) {
     pyodide.unpackArchive(new Uint8Array(fs.readFileSync(path.join(wheelDir, wheel))), "wheel");

@@ -30,7 +30,10 @@ function withCaller(request) {
 
 async function runScheduled(url, worker) {
   const query = url.searchParams;
-  await worker.scheduled({ cron: query.get("cron") ?? "", scheduledTime: new Date(Number(query.get("time")) || Date.now()) });
+  await worker.scheduled({
+    cron: query.get("cron") ?? "",
+    scheduledTime: new Date(Number(query.get("time")) || Date.now()),
+  });
   return new Response("Ran scheduled event", { headers: { "content-type": "text/plain" } });
 }
 
@@ -41,7 +44,9 @@ async function asset(request, url, env) {
   isWorkerFirst ??= workerFirst(env.RUN_WORKER_FIRST);
   if (!env.ASSETS || isWorkerFirst(url.pathname)) return null;
   // The router decides on method and path: the body stays with the Worker.
-  return fileOrNull(await env.ASSETS.fetch(new Request(request.url, { method: request.method, headers: request.headers })));
+  return fileOrNull(
+    await env.ASSETS.fetch(new Request(request.url, { method: request.method, headers: request.headers })),
+  );
 }
 
 async function answer(request, url, env) {
@@ -68,14 +73,20 @@ export default {
       statusText: response.statusText,
       routing: routingOf(response.headers),
     };
-    const log = (unfinished) => console.log(entryMessage({ ...entry, durationMs: performance.now() - started, unfinished }));
+    const log = (unfinished) =>
+      console.log(entryMessage({ ...entry, durationMs: performance.now() - started, unfinished }));
     if (!response.body) {
       log(false);
       return response;
     }
     // A native stream in between tells when the last byte went out, or that the caller left.
     const { readable, writable } = new IdentityTransformStream();
-    ctx.waitUntil(response.body.pipeTo(writable).then(() => log(false), () => log(true)));
+    ctx.waitUntil(
+      response.body.pipeTo(writable).then(
+        () => log(false),
+        () => log(true),
+      ),
+    );
     return new Response(readable, response);
   },
 };

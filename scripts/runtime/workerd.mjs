@@ -77,11 +77,23 @@ function pythonModules(srcDir, mainFile, traceD1) {
   const own = files(srcDir).filter((file) => file.endsWith(".py"));
   const modules = [];
   if (traceD1) {
-    modules.push({ type: "PythonModule", path: path.join(srcDir, DEV_MAIN), contents: fs.readFileSync(path.join(HERE, "workerd_entry.py")) });
-    modules.push({ type: "PythonModule", path: path.join(srcDir, DEV_D1_FAULT), contents: fs.readFileSync(path.join(HERE, "d1fault.py")) });
+    modules.push({
+      type: "PythonModule",
+      path: path.join(srcDir, DEV_MAIN),
+      contents: fs.readFileSync(path.join(HERE, "workerd_entry.py")),
+    });
+    modules.push({
+      type: "PythonModule",
+      path: path.join(srcDir, DEV_D1_FAULT),
+      contents: fs.readFileSync(path.join(HERE, "d1fault.py")),
+    });
   }
   for (const file of [mainFile, ...own.filter((f) => f !== mainFile)]) {
-    modules.push({ type: "PythonModule", path: path.join(srcDir, file), contents: fs.readFileSync(path.join(srcDir, file)) });
+    modules.push({
+      type: "PythonModule",
+      path: path.join(srcDir, file),
+      contents: fs.readFileSync(path.join(srcDir, file)),
+    });
   }
   for (const file of files(PYTHON_MODULES)) {
     const script = file.startsWith("workers/") && /\.m?js$/.test(file);
@@ -96,8 +108,11 @@ function pythonModules(srcDir, mainFile, traceD1) {
 
 /** Warnings about unusable secrets, by the Worker's own rule (gateway.core.credentials), in CPython. */
 function warnAboutCredentials(srcDir, env) {
-  const values = Object.fromEntries(["ADMIN_TOKEN", "API_TOKEN", "ENCRYPTION_KEY"].filter((n) => env[n]).map((n) => [n, env[n]]));
-  const script = "import json, sys; from gateway.core.credentials import problems; print('\\n'.join(problems(json.load(sys.stdin))))";
+  const values = Object.fromEntries(
+    ["ADMIN_TOKEN", "API_TOKEN", "ENCRYPTION_KEY"].filter((n) => env[n]).map((n) => [n, env[n]]),
+  );
+  const script =
+    "import json, sys; from gateway.core.credentials import problems; print('\\n'.join(problems(json.load(sys.stdin))))";
   const out = execFileSync(path.join(ROOT, ".venv", "bin", "python"), ["-c", script], {
     input: JSON.stringify(values),
     env: { ...process.env, PYTHONPATH: srcDir },
@@ -139,14 +154,16 @@ async function main() {
   const traceD1 = process.env.LOCAL_RUNTIME_TRACE_D1 === "1";
   const modules = pythonModules(srcDir, path.basename(config.main), traceD1);
   // LOCAL_RUNTIME_D1_FAULT (with the trace): the dev module's initial D1 fault mode (d1fault.py).
-  const devVars = traceD1 && process.env.LOCAL_RUNTIME_D1_FAULT ? { LOCAL_RUNTIME_D1_FAULT: process.env.LOCAL_RUNTIME_D1_FAULT } : {};
+  const devVars =
+    traceD1 && process.env.LOCAL_RUNTIME_D1_FAULT ? { LOCAL_RUNTIME_D1_FAULT: process.env.LOCAL_RUNTIME_D1_FAULT } : {};
   // Miniflare runs the binary this variable names; the wrapper adds the bundle's folder.
   process.env.MINIFLARE_WORKERD_PATH = path.join(HERE, "workerd-with-bundle.sh");
   process.env.WORKERD_BINARY = createRequire(import.meta.url)("workerd").default;
   process.env.PYODIDE_BUNDLE_DIR = BUNDLE_DIR;
   // LOCAL_RUNTIME_SNAPSHOT_DIR (a test): workerd takes the Worker's dedicated snapshot as a deploy
   // does, refusing what the snapshot forbids (a JS object kept at module level), into that folder.
-  if (process.env.LOCAL_RUNTIME_SNAPSHOT_DIR) process.env.PYTHON_SNAPSHOT_DIR = path.resolve(process.env.LOCAL_RUNTIME_SNAPSHOT_DIR);
+  if (process.env.LOCAL_RUNTIME_SNAPSHOT_DIR)
+    process.env.PYTHON_SNAPSHOT_DIR = path.resolve(process.env.LOCAL_RUNTIME_SNAPSHOT_DIR);
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       host: options.host,
@@ -187,7 +204,10 @@ async function main() {
                 modules: true,
                 script: STUB_WORKER,
                 compatibilityDate: HOST_COMPAT_DATE,
-                assets: { directory: path.resolve(ROOT, config.assets.directory), routerConfig: { has_user_worker: true } },
+                assets: {
+                  directory: path.resolve(ROOT, config.assets.directory),
+                  routerConfig: { has_user_worker: true },
+                },
               },
             ]
           : []),
@@ -198,7 +218,9 @@ async function main() {
     await mf.ready;
   } catch (err) {
     if (err?.code === "ERR_ADDRESS_IN_USE") {
-      throw new StartError(`port ${port} on ${options.host} is already in use (another scripts/dev?); choose another with \`scripts/dev --port N\``);
+      throw new StartError(
+        `port ${port} on ${options.host} is already in use (another scripts/dev?); choose another with \`scripts/dev --port N\``,
+      );
     }
     throw err;
   }

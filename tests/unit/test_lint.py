@@ -1,0 +1,25 @@
+"""The project's own code passes its linters and formatters, as STYLE asks: Biome (the pinned npm
+``@biomejs/biome``, configured by ``biome.json``: its recommended lint rules and its formatter) over
+the config page's script and style and the runtime's and benchmarks' JavaScript modules."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / "node_modules" / ".bin"
+
+
+@pytest.mark.parametrize("folder", ["public", "scripts"])
+def test_biome_lint_and_format_checks_pass(folder):
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    found = subprocess.run(
+        [str(BIN / "biome"), "ci", "--colors=off", "--error-on-warnings", folder],
+        cwd=ROOT, env=env, capture_output=True, text=True,
+    )
+
+    assert found.returncode == 0, found.stdout + found.stderr
