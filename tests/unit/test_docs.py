@@ -70,8 +70,8 @@ def test_every_inline_wrangler_command_carries_the_setting(doc):
     assert [c for c in commands if not c.startswith(f"{METRICS_OFF} ")] == []
 
 
-def test_readme_states_the_429_minimum_of_core_rules():
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+def test_routing_doc_states_the_429_minimum_of_core_rules():
+    routing = " ".join((ROOT / "docs" / "routing.md").read_text(encoding="utf-8").split())
 
-    assert f"**A 429 cools for at least {rules.LADDER_MS[0] // 1000} s.**" in readme
-    assert f"longer than {rules.SHORT_RETRY_MAX_MS // 1000} s is taken as it is" in readme
+    assert f"**A 429 cools for at least {rules.LADDER_MS[0] // 1000} s.**" in routing
+    assert f"longer than {rules.SHORT_RETRY_MAX_MS // 1000} s is taken as it is" in routing
