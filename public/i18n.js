@@ -252,7 +252,7 @@ export const I18N = {
     "settingHelp.stream_stall_ms": "A stream with no data for this long ends with an error event.",
     "setting.stream_rescue": "Rescue cut streams (1 on, 0 off)",
     "settingHelp.stream_rescue":
-      "Off by default. When on, a stream cut mid-answer is finished by another provider and marked as rescued (x_rescued_from), never silently. A client may have its own switch under Clients. See the README.",
+      "Off by default. When on, a stream cut mid-answer is finished by another provider and marked as rescued (x_rescued_from), never silently. A client may have its own switch under Clients. See docs/routing.md in the repository.",
     "settingHelp.max_body_bytes": "Larger requests are refused with 413 (1 MB = 1,048,576 bytes).",
     "setting.subrequest_limit": "Subrequests per request",
     "settingHelp.subrequest_limit":
@@ -658,7 +658,7 @@ export const I18N = {
     "settingHelp.stream_stall_ms": "流式回答超过此时间没有数据，就以错误事件结束。",
     "setting.stream_rescue": "续接中断的流式回答（1 开启，0 关闭）",
     "settingHelp.stream_rescue":
-      "默认关闭。开启后，流式回答中途断开时，由另一个服务商接着写完，并明确标出（x_rescued_from），绝不悄悄拼接。客户端可在“客户端”中单独设置。详见 README。",
+      "默认关闭。开启后，流式回答中途断开时，由另一个服务商接着写完，并明确标出（x_rescued_from），绝不悄悄拼接。客户端可在“客户端”中单独设置。详见仓库中的 docs/routing.md。",
     "settingHelp.max_body_bytes": "更大的请求以 413 拒绝（1 MB = 1,048,576 字节）。",
     "setting.subrequest_limit": "每个请求的子请求数",
     "settingHelp.subrequest_limit":

@@ -1,4 +1,4 @@
-"""What the gateway adds per proxied request, on workerd, the local runtime (README "Performance").
+"""What the gateway adds per proxied request, on workerd, the local runtime (docs/performance.md).
 
     scripts/bench
 

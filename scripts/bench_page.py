@@ -1,4 +1,4 @@
-"""What one load of the config page costs on the local runtime, workerd (README "Performance").
+"""What one load of the config page costs on the local runtime, workerd (docs/performance.md).
 
     scripts/bench_page [--root DIR]
 

@@ -1,5 +1,6 @@
-"""The README's wrangler commands, read as a user would paste them: every fenced shell block that
-runs wrangler (or pywrangler, which runs it), and every inline code span that is such a command.
+"""The wrangler commands of a page (the README, docs/*.md), read as a user would paste them: every
+fenced shell block that runs wrangler (or pywrangler, which runs it), and every inline code span
+that is such a command.
 
 Wrangler sends usage metrics to Cloudflare on every command unless ``WRANGLER_SEND_METRICS`` is
 ``false``. A command has it in effect when its block exported it on an earlier line

@@ -29,7 +29,8 @@ class Kind(StrEnum):
 # The kinds as a provider's ``models`` entry names them (D1 rows, the admin API).
 KIND_NAMES = frozenset(kind.value for kind in Kind)
 
-# Substrings of a model id that tell its kind, checked in this order (README: "Model kinds").
+# Substrings of a model id that tell its kind, checked in this order (docs/client-protocols.md,
+# "Model kinds").
 KIND_PATTERNS: tuple[tuple[str, Kind], ...] = (
     ("embed", Kind.EMBEDDING),  # text-embedding-3-small, nomic-embed-text, gemini-embedding-001
     ("bge-", Kind.EMBEDDING),  # BAAI/bge-m3
