@@ -17,16 +17,13 @@ import {
   guarded,
   clearFieldError,
 } from "./core.js";
+import { loadStatus, renderStatus, clearCooldowns, verifyCooldowns } from "./status.js";
+import { loadProviders, renderProviders, reloadProviders } from "./providers.js";
 import {
-  loadProviders,
   loadPlatforms,
-  loadStatus,
-  renderStatus,
-  renderProviders,
   renderKeyCount,
   renderPresetForm,
   renderPresetModels,
-  reloadProviders,
   choosePlatform,
   fillAccountId,
   fetchPresetModels,
@@ -34,9 +31,7 @@ import {
   submitCustom,
   renderCustomModels,
   fetchCustomModels,
-  clearCooldowns,
-  verifyCooldowns,
-} from "./providers.js";
+} from "./addprovider.js";
 import { renderConnect } from "./connect.js";
 import {
   loadClients,
