@@ -42,8 +42,8 @@ import {
   saveApiToken,
   saveAdminToken,
 } from "./clients.js";
-import { loadUsage, reloadUsage, chooseRange, renderUsage, renderSavings } from "./usage.js";
-import { loadOpenRouter, reloadOpenRouter, renderOpenRouter } from "./openrouter.js";
+import { loadUsage, reloadUsage, chooseRange, renderUsage } from "./usage.js";
+import { loadOpenRouter, reloadOpenRouter, renderOpenRouter, renderSavings } from "./openrouter.js";
 import { loadSettings, renderSettings, saveSettings } from "./settings.js";
 
 const POLL_MS = 10000;
