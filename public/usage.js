@@ -15,14 +15,14 @@ const USAGE_RANGES = {
   "7d": { ms: 7 * DAY_MS, slotMs: HOUR_MS },
   "30d": { ms: 30 * DAY_MS, slotMs: DAY_MS },
 };
-// The server lists the newest 200 failures of the last 7 days; the panel asks for all of them.
-const EVENTS_LIMIT = 200;
 const FAILURES_SHOWN = 20;
 // The per-provider counts the totals line and the table show, in order (usage.col.<name>).
 const USAGE_COUNTS = ["requests", "successes", "failovers", "errors", "streams_cut", "rescues"];
 
-// The chosen range by provider and by client, and the recent failures. True when they were
-// taken; false when the range changed while they were on their way (a later load holds the new one).
+// The chosen range by provider and by client, and the recent failures: as many as the server
+// keeps (GET /events without a limit lists them all), so the page holds no count of its own. True
+// when they were taken; false when the range changed while they were on their way (a later load
+// holds the new one).
 export async function loadUsage() {
   const usage = state.usage;
   const seq = ++usage.seq;
@@ -32,7 +32,7 @@ export async function loadUsage() {
   const [provider, client, events] = await Promise.all([
     api("GET", `${query}provider`),
     api("GET", `${query}client`),
-    api("GET", `/events?limit=${EVENTS_LIMIT}`),
+    api("GET", "/events"),
   ]);
   if (seq !== usage.seq) return false;
   Object.assign(usage, { shown: range, provider, client, events: events.events });
