@@ -1,6 +1,7 @@
-// The provider rows (their cooldowns, models and keys) and a provider's edit form. A row holds its
-// keys (keys.js) and a key's action re-renders the rows: the two modules import each other's
-// functions, called only once both are loaded.
+// The provider rows (their cooldowns, models and keys), a provider's edit form, and reloadProviders.
+// A row holds its keys (keys.js) and the status bar's cooldowns (status.js), whose actions reload
+// the rows: those modules and this one import each other's functions, which run only after every
+// module has loaded (an ES module cycle without top-level use is safe).
 
 import { state, t, byId, el, note, api, guarded, smallButton, modelId } from "./core.js";
 import { renderConnect } from "./connect.js";
