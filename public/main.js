@@ -17,16 +17,13 @@ import {
   guarded,
   clearFieldError,
 } from "./core.js";
+import { loadStatus, renderStatus, clearCooldowns, verifyCooldowns } from "./status.js";
+import { loadProviders, renderProviders, reloadProviders } from "./providers.js";
 import {
-  loadProviders,
   loadPlatforms,
-  loadStatus,
-  renderStatus,
-  renderProviders,
   renderKeyCount,
   renderPresetForm,
   renderPresetModels,
-  reloadProviders,
   choosePlatform,
   fillAccountId,
   fetchPresetModels,
@@ -34,9 +31,7 @@ import {
   submitCustom,
   renderCustomModels,
   fetchCustomModels,
-  clearCooldowns,
-  verifyCooldowns,
-} from "./providers.js";
+} from "./addprovider.js";
 import { renderConnect } from "./connect.js";
 import {
   loadClients,
@@ -47,8 +42,8 @@ import {
   saveApiToken,
   saveAdminToken,
 } from "./clients.js";
-import { loadUsage, reloadUsage, chooseRange, renderUsage, renderSavings } from "./usage.js";
-import { loadOpenRouter, reloadOpenRouter, renderOpenRouter } from "./openrouter.js";
+import { loadUsage, reloadUsage, chooseRange, renderUsage } from "./usage.js";
+import { loadOpenRouter, reloadOpenRouter, renderOpenRouter, renderSavings } from "./openrouter.js";
 import { loadSettings, renderSettings, saveSettings } from "./settings.js";
 
 const POLL_MS = 10000;

@@ -1,7 +1,7 @@
-// The OpenRouter panel: per pinned model its lock and the ranked candidates.
+// The OpenRouter panel: per pinned model its lock and the ranked candidates; and what the pins save,
+// shown in the Usage panel (#usage-savings).
 
 import { state, t, duration, clockTime, byId, el, api, locale } from "./core.js";
-import { renderSavings } from "./usage.js";
 
 // --- OpenRouter pinning (SPEC §15): per model the pin and the ranked candidates ---------------
 
@@ -160,4 +160,62 @@ function candidateRow(c, index, locked) {
         : null,
     ),
   );
+}
+
+// --- Savings (seed 003): shown in the Usage panel, from GET /openrouter ---------------------
+
+// 10000000 -> "10M" (en), "1000万" (zh); en-US, as en-GB writes "10m".
+function compact(n) {
+  const options = { notation: "compact", maximumFractionDigits: 1 };
+  return Number(n).toLocaleString(state.lang === "zh" ? "zh-CN" : "en-US", options);
+}
+
+function usd(n) {
+  const small = n !== 0 && Math.abs(n) < 0.01;
+  const digits = small ? { maximumSignificantDigits: 2 } : { minimumFractionDigits: 2, maximumFractionDigits: 2 };
+  return `$${Number(n).toLocaleString(locale(), digits)}`;
+}
+
+// What each pinned OpenRouter model saves against its official provider (seed 003's estimate, from
+// GET /openrouter): a line per model that has an estimate.
+export function renderSavings() {
+  const box = byId("usage-savings");
+  box.replaceChildren();
+  const models = state.openrouter ? state.openrouter.models.filter((m) => m.estimate) : [];
+  if (!models.length) return;
+  box.append(
+    el("h3", null, t("usage.savings")),
+    el(
+      "ul",
+      { class: "plain" },
+      models.map((m) =>
+        el(
+          "li",
+          {
+            class: "entry",
+            "data-testid": "usage-savings",
+            "data-model": m.model,
+          },
+          el("span", { class: "strong mono" }, m.model),
+          el("span", { class: "msg" }, savingsText(m.estimate)),
+        ),
+      ),
+    ),
+  );
+}
+
+function savingsText(e) {
+  const vars = {
+    pinned: e.pinned,
+    official: e.official,
+    pinnedUsd: usd(e.pinned_usd),
+    input: compact(e.input_tokens),
+    output: compact(e.output_tokens),
+    hit: Math.round(e.hit_rate * 100),
+  };
+  if (e.official === null || e.official_usd === null) return t("usage.savingsUnknown", vars);
+  if (e.official === e.pinned) return t("usage.savingsSame", vars);
+  const saved = e.savings_usd === null ? e.official_usd - e.pinned_usd : e.savings_usd;
+  Object.assign(vars, { officialUsd: usd(e.official_usd), savings: usd(Math.abs(saved)) });
+  return t(saved >= 0 ? "usage.savingsLine" : "usage.costsLine", vars);
 }

@@ -70,8 +70,9 @@ def test_the_page_and_every_file_it_loads_carry_the_declared_headers(client):
 
     files = _page_files(client)
     assert files == [
-        "/clients.js", "/connect.js", "/core.js", "/i18n.js", "/main.js", "/openrouter.js", "/providers.js",
-        "/settings.js", "/style.css", "/usage.js",
+        "/addprovider.js", "/clients.js", "/connect.js", "/core.js", "/formvalues.js", "/i18n.js", "/keys.js",
+        "/main.js", "/openrouter.js", "/providers.js", "/settings.js", "/status.js", "/style.css", "/usage.js",
+        "/usagecharts.js",
     ]
     # Every script and style in public/ is one the page loads (no module is left out of the imports).
     assert files == sorted(f"/{p.name}" for p in PUBLIC.iterdir() if p.suffix in (".js", ".css"))
