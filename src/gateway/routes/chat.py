@@ -11,7 +11,7 @@ from gateway.responses import CORS_HEADERS, sse_headers
 from gateway.routes import Call
 from gateway.routes.auth import require_api
 from gateway.routes.body import read_json, validate
-from gateway.routes.rescue import Rescuer, rescuer
+from gateway.routes.rescue import LoopRescuer, rescuer
 from gateway.routes.routing import exhausted_error, input_estimate, route, routed_via, routing_headers, trail_headers
 from gateway.shell import tasks
 from gateway.shell.http import JsResponse, respond, tail_bytes
@@ -30,7 +30,7 @@ _USAGE_SURFACES = frozenset({"chat", "completions", "embeddings"})
 _ESTIMATE_MAX_BYTES = 1024 * 1024
 
 
-async def _served(call: Call, config: Config, served: Served, rescue: Rescuer | None) -> JsResponse:
+async def _served(call: Call, config: Config, served: Served, rescue: LoopRescuer | None) -> JsResponse:
     routing = routing_headers(served)
     if isinstance(served.handle, OpenedStream):
         opened = served.handle
@@ -82,7 +82,7 @@ def _caller_error(result: CallerError) -> JsResponse:
     return respond(observed.body, observed.status or 400, headers)
 
 
-async def answer(call: Call, config: Config, result: LoopResult, rescue: Rescuer | None = None) -> JsResponse:
+async def answer(call: Call, config: Config, result: LoopResult, rescue: LoopRescuer | None = None) -> JsResponse:
     """The caller's answer to a forwarded request (its body untranslated): what served it, the
     stream relayed or the body streamed through with the upstream's content type; the upstream's
     own 4xx as it is; or the honest error when nothing served. ``rescue``: a chat stream's, when
