@@ -24,6 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from gateway import isolate
+from gateway.call import Call
 from gateway.core.attempt import Candidate, Outcome
 from gateway.core.chain import build_chain
 from gateway.core.clients import Caller
@@ -35,8 +36,7 @@ from gateway.core.outcome import Served
 from gateway.core.rescue import Method, RescueRecord, plan_rescue, request_refusal, rescue_enabled
 from gateway.core.subrequests import SUBREQUESTS
 from gateway.core.trail import trail_header
-from gateway.routes import Call
-from gateway.routes.routing import routed_via
+from gateway.serving.routing import routed_via
 from gateway.shell.rescue import Rescued
 from gateway.shell.stream import OpenedStream
 from gateway.upstream.openai import CHAT, send_upstream
