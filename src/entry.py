@@ -15,12 +15,12 @@ from typing import Any
 from workers import Request, WorkerEntrypoint
 
 from gateway import isolate, meter
+from gateway.call import Call
 from gateway.core import subrequests
 from gateway.core.classify import redact
 from gateway.errors import GatewayError, MethodNotAllowedError, NotFoundError, StorageError, error_body
 from gateway.responses import PRIVATE_HEADERS, json_response, preflight_response
 from gateway.routes import (
-    Call,
     admin,
     anthropic,
     chat,
@@ -28,7 +28,6 @@ from gateway.routes import (
     cooldowns,
     forwarded,
     gemini,
-    limits,
     models,
     ollama,
     openrouter,
@@ -36,6 +35,7 @@ from gateway.routes import (
     responses,
     usage,
 )
+from gateway.serving import limits
 from gateway.shell.http import IncomingRequest, JsResponse, add_headers, without_body
 
 Handler = Callable[[Call], Awaitable[JsResponse]]

@@ -1,7 +1,7 @@
 """Usage of routed requests (SPEC §17, §18): counted in the isolate's book, written to D1 at most
 once per ``usage_flush_minutes`` (the rules are ``core/counting.py``'s and ``core/usage.py``'s).
 
-``visit`` starts a request's count when it is routed (``routes/routing.route``); whoever ends the
+``visit`` starts a request's count when it is routed (``serving/routing.route``); whoever ends the
 answer ends the count: the entry module after the handler returned (``finish``), or, for a stream,
 its relay when the stream is over (``stream_ended``; ``hand_over`` tells ``finish`` so). After each
 end the book is written when due, by a task given to ``waitUntil`` that runs once the answer is
@@ -19,10 +19,10 @@ import logging
 from typing import Any
 
 from gateway import isolate
+from gateway.call import Call
 from gateway.core import rules
 from gateway.core.config import Settings
 from gateway.core.counting import Tokens, Visit, estimate_output, first_event_bytes, surface_of
-from gateway.routes import Call
 from gateway.shell import d1
 from gateway.shell.stream import StreamEnd
 

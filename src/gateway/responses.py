@@ -1,4 +1,4 @@
-"""Building answers: JSON bodies, the CORS headers every answer carries, SSE headers."""
+"""Building answers: JSON bodies, the CORS headers every answer carries, a stream's headers."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from gateway.shell.http import JsResponse, respond
 from gateway.wire import headers as h
 
-__all__ = ["CORS_HEADERS", "PRIVATE_HEADERS", "iso_utc", "json_response", "preflight_response", "sse_headers"]
+__all__ = ["CORS_HEADERS", "PRIVATE_HEADERS", "iso_utc", "json_response", "preflight_response", "stream_headers"]
 
 CORS_HEADERS = {
     "access-control-allow-origin": "*",
@@ -42,9 +42,9 @@ def preflight_response(requested_headers: str | None) -> JsResponse:
     return respond(None, 204, headers)
 
 
-def sse_headers(extra: dict[str, str]) -> dict[str, str]:
-    """Fresh headers for a passed-through SSE stream; never the upstream's (SPEC §2.6)."""
-    return {"content-type": "text/event-stream", "cache-control": "no-cache", **CORS_HEADERS, **extra}
+def stream_headers(media_type: str, extra: dict[str, str]) -> dict[str, str]:
+    """Fresh headers for a relayed stream of ``media_type``; never the upstream's (SPEC §2.6)."""
+    return {"content-type": media_type, "cache-control": "no-cache", **CORS_HEADERS, **extra}
 
 
 def iso_utc(epoch_s: float) -> str:

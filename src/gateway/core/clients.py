@@ -22,12 +22,9 @@ import hashlib
 import hmac
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from gateway.core.hop import Hops
-
-if TYPE_CHECKING:  # core/config.py imports this module for the snapshot's table
-    from gateway.core.config import Provider
+from gateway.core.providers import Provider
 
 __all__ = [
     "TOKEN_PREFIX",

@@ -16,15 +16,13 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from gateway.core.config import ProviderKey, SealedKey
+from gateway.core.providers import ProviderKey, SealedKey
 
 __all__ = ["KeyMemo", "Opener"]
 
 # Decrypts one sealed key: its plain text, or None when it cannot be decrypted.
-Opener = Callable[["SealedKey"], Awaitable[str | None]]
+Opener = Callable[[SealedKey], Awaitable[str | None]]
 
 
 class KeyMemo:

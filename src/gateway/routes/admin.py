@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gateway import isolate
+from gateway.call import Call
 from gateway.core.config import (
     SETTINGS,
     SETTINGS_BY_KEY,
@@ -36,9 +37,8 @@ from gateway.core.hop import own_address_refusal
 from gateway.core.tokens import hint, token_matches
 from gateway.errors import ConflictError, CryptoError, InvalidRequestError, NotFoundError, StorageError
 from gateway.responses import json_response
-from gateway.routes import Call
-from gateway.routes.auth import require_admin
-from gateway.routes.body import read_json, set_fields, validate
+from gateway.serving.auth import admin_config
+from gateway.serving.body import ADMIN_BODY_LIMIT, read_json, set_fields, validate
 from gateway.shell import crypto, d1
 from gateway.shell.http import JsResponse
 from gateway.wire.admin import (
@@ -53,7 +53,6 @@ from gateway.wire.admin import (
 
 __all__ = [
     "add_key",
-    "admin_config",
     "create_provider",
     "delete_key",
     "delete_provider",
@@ -65,17 +64,8 @@ __all__ = [
     "update_provider",
 ]
 
-# Admin bodies are small; this bound is independent of the chat body limit.
-ADMIN_BODY_LIMIT = 64 * 1024
 # Fields of ProviderUpdate that may be set to null (timeout: back to the default; key: keep).
 _NULLABLE = frozenset({"timeout_ms", "api_key"})
-
-
-async def admin_config(call: Call) -> Config:
-    """The configuration, once the caller proved to be the admin."""
-    config = await isolate.load_config(call.env)
-    await require_admin(call, config)
-    return config
 
 
 def _key_json(key: ProviderKey, plain: str | None, cooling_until_ms: int | None) -> dict[str, Any]:

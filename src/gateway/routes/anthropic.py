@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from gateway import isolate
+from gateway.call import Call
 from gateway.responses import json_response
-from gateway.routes import Call
-from gateway.routes.auth import require_api
-from gateway.routes.surface import Plan, read_object, serve, speaks
+from gateway.serving.auth import require_api
+from gateway.serving.surface import Plan, read_object, serve, speaks
 from gateway.shell.http import JsResponse
 from gateway.surfaces import anthropic
 

@@ -13,14 +13,14 @@ import secrets
 from typing import Any
 
 from gateway import isolate
+from gateway.call import Call
 from gateway.core.clients import TOKEN_PREFIX, Client, token_hash
 from gateway.core.credentials import default_client_enabled
 from gateway.core.tokens import hint
 from gateway.errors import NotFoundError
 from gateway.responses import json_response
-from gateway.routes import Call
-from gateway.routes.admin import ADMIN_BODY_LIMIT, admin_config
-from gateway.routes.body import read_json, set_fields, validate
+from gateway.serving.auth import admin_config
+from gateway.serving.body import ADMIN_BODY_LIMIT, read_json, set_fields, validate
 from gateway.shell import d1
 from gateway.shell.http import JsResponse
 from gateway.wire.admin import MAX_ID, ClientCreate, ClientUpdate

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from gateway import isolate
+from gateway.call import Call
 from gateway.core import rules
 from gateway.core.attempt import Candidate, Delivered
 from gateway.core.classify import classify
@@ -19,8 +20,7 @@ from gateway.core.kinds import Kind
 from gateway.core.ledger import Cooldown
 from gateway.core.subrequests import SUBREQUESTS
 from gateway.responses import json_response
-from gateway.routes import Call
-from gateway.routes.admin import admin_config
+from gateway.serving.auth import admin_config
 from gateway.shell import d1
 from gateway.shell.http import JsResponse
 from gateway.upstream.openai import CHAT, EMBEDDINGS, send_upstream

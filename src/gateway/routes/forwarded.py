@@ -7,48 +7,31 @@ parsed once, uploads (``multipart/form-data``) stay in JS (``shell/multipart.py`
 back as the upstream sent them, streamed through (audio included); a completions stream is relayed
 as a chat stream is. Uploads may be as large as the upstreams accept (``UPLOAD_LIMIT_BYTES``) or the
 body limit setting, whichever is larger.
-
-``embed`` serves the translated embeddings of Gemini and Ollama (their routes build the OpenAI body
-and render the vectors).
 """
 
 from __future__ import annotations
 
-import json
-import struct
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
 
-from gateway import isolate, meter
+from gateway import isolate
+from gateway.call import Call
 from gateway.core import rules
-from gateway.core.clients import Caller
-from gateway.core.config import Config
-from gateway.core.counting import USAGE_TAIL_BYTES, usage_of
 from gateway.core.kinds import Kind
-from gateway.core.outcome import CallerError, Served
-from gateway.errors import InvalidRequestError, ProviderError
-from gateway.routes import Call
-from gateway.routes.auth import require_api
-from gateway.routes.body import read_json, read_upload, validate
-from gateway.routes.chat import answer
-from gateway.routes.routing import exhausted_error, route, routing_headers
-from gateway.routes.surface import refusal_error
+from gateway.errors import InvalidRequestError
+from gateway.serving.auth import require_api
+from gateway.serving.body import read_json, read_upload, validate
+from gateway.serving.forward import answer
+from gateway.serving.routing import route
 from gateway.shell.http import JsResponse
 from gateway.shell.multipart import parse_form, require_multipart
-from gateway.surfaces.contract import compact
-from gateway.surfaces.embeddings import Vectors, read_vectors
 from gateway.upstream.openai import EMBEDDINGS, Endpoint, JsonBody
-from gateway.wire import headers as h
 from gateway.wire.openai import CompletionRequest, EmbeddingsRequest, ImageRequest, OpenAIRequest, SpeechRequest
 
 __all__ = [
-    "Embedded",
     "audio_speech",
     "audio_transcriptions",
     "audio_translations",
     "completions",
-    "embed",
     "embeddings",
     "image_edits",
     "image_generations",
@@ -99,40 +82,3 @@ audio_transcriptions = _upload_door(Endpoint("/audio/transcriptions", accept="*/
 audio_translations = _upload_door(Endpoint("/audio/translations", accept="*/*"), Kind.TRANSCRIPTION, ("file",))
 image_edits = _upload_door(Endpoint("/images/edits"), Kind.IMAGE, ("image", "prompt"))
 image_variations = _upload_door(Endpoint("/images/variations"), Kind.IMAGE, ("image",))
-
-
-@dataclass(frozen=True, slots=True)
-class Embedded:
-    """A translated embeddings request's result: the vectors, the model that served them, and the
-    routing headers to answer with."""
-
-    vectors: Vectors
-    model: str
-    headers: dict[str, str]
-
-
-async def embed(call: Call, config: Config, caller: Caller, body: dict[str, Any]) -> Embedded:
-    """Route the OpenAI embeddings ``body`` (a surface's translation) and read the vectors, one
-    per input. Raises ``GatewayError``s for the surface to render: the upstream's own 4xx with its
-    status, 502 for an answer that holds no vectors or not one per input, and the honest error
-    when nothing served."""
-    raw = compact(body).encode()
-    result = await route(call, config, JsonBody(raw, body), body.get("model"), False, caller, EMBEDDINGS, Kind.EMBEDDING)
-    if isinstance(result, CallerError):
-        raise refusal_error(result)
-    if not isinstance(result, Served):
-        raise exhausted_error(result)
-    headers = routing_headers(result)
-    text = await result.handle.text()
-    inputs = body["input"]
-    try:
-        vectors = read_vectors(json.loads(text))
-    except (ValueError, RecursionError, struct.error) as exc:
-        meter.ended(call, broken=True)
-        raise ProviderError(f"{headers[h.ROUTED_VIA]}: the upstream's answer holds no embeddings.") from exc
-    if len(vectors.vectors) != (len(inputs) if isinstance(inputs, list) else 1):
-        meter.ended(call, broken=True)
-        raise ProviderError(f"{headers[h.ROUTED_VIA]}: the upstream's answer holds another number of embeddings.")
-    if call.visit is not None:
-        call.visit.report(usage_of(text[-USAGE_TAIL_BYTES:].encode()))
-    return Embedded(vectors, result.candidate.model, headers)

@@ -10,16 +10,13 @@ from collections.abc import Callable
 from typing import Any
 
 from gateway import isolate
+from gateway.call import Call
 from gateway.core.clients import Caller
 from gateway.core.config import Config
-from gateway.core.kinds import Kind
-from gateway.errors import NotFoundError
 from gateway.responses import json_response
-from gateway.routes import Call
-from gateway.routes.auth import require_api
-from gateway.routes.forwarded import embed
-from gateway.routes.routing import caller_catalog, catalog_kinds
-from gateway.routes.surface import Plan, read_object, serve, speaks
+from gateway.serving.auth import require_api
+from gateway.serving.catalog import caller_catalog, embedding_models, gemini_model
+from gateway.serving.surface import Plan, embed, read_object, serve, speaks
 from gateway.shell.http import JsResponse
 from gateway.surfaces import embeddings, gemini, models
 from gateway.surfaces.embeddings import Vectors
@@ -51,19 +48,6 @@ async def list_models(call: Call) -> JsResponse:
 async def get_model(call: Call) -> JsResponse:
     config, caller = await _authorized(call)
     return json_response(gemini_model(config, caller, call.params["model"]))
-
-
-def embedding_models(config: Config) -> frozenset[str]:
-    """The declared models of kind embedding (SPEC §12.6): listed with the embedding methods."""
-    return frozenset(model for model, kind in catalog_kinds(config).items() if kind is Kind.EMBEDDING)
-
-
-def gemini_model(config: Config, caller: Caller, model: str) -> dict[str, Any]:
-    """The Gemini entry of a declared model the caller may use; 404 otherwise."""
-    model = model.removeprefix("models/")
-    if model not in {m for m, _ in caller_catalog(config, caller)}:
-        raise NotFoundError(f"Model '{model}' is not served by this gateway.", code="model_not_found")
-    return models.gemini_model(model, embedding=model in embedding_models(config))
 
 
 async def _generate(call: Call, stream: bool) -> JsResponse:

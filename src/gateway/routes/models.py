@@ -6,15 +6,14 @@ OpenAI's."""
 from __future__ import annotations
 
 from gateway import isolate
+from gateway.call import Call
 from gateway.core.clients import Caller
 from gateway.core.config import Config
 from gateway.errors import NotFoundError
 from gateway.responses import iso_utc, json_response
-from gateway.routes import Call
-from gateway.routes.auth import require_api
-from gateway.routes.gemini import embedding_models, gemini_model
-from gateway.routes.routing import caller_catalog, catalog_kinds
-from gateway.routes.surface import ErrorRenderer, speaks_as
+from gateway.serving.auth import require_api
+from gateway.serving.catalog import caller_catalog, catalog_kinds, embedding_models, gemini_model
+from gateway.serving.surface import ErrorRenderer, speaks_as
 from gateway.shell.http import IncomingRequest, JsResponse
 from gateway.surfaces import anthropic, gemini, models
 from gateway.wire.chat import AUTO_MODEL

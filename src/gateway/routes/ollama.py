@@ -8,13 +8,13 @@ from functools import partial
 from typing import Any
 
 from gateway import isolate
+from gateway.call import Call
 from gateway.errors import NotFoundError
 from gateway.responses import iso_utc, json_response
-from gateway.routes import Call, forwarded
-from gateway.routes.forwarded import Embedded
-from gateway.routes.auth import require_api
-from gateway.routes.routing import caller_catalog
-from gateway.routes.surface import Plan, read_object, serve, speaks
+from gateway.serving.auth import require_api
+from gateway.serving.catalog import caller_catalog
+from gateway.serving import surface
+from gateway.serving.surface import Embedded, Plan, read_object, serve, speaks
 from gateway.shell.http import JsResponse
 from gateway.surfaces import embeddings as surface_embeddings
 from gateway.surfaces import ollama, ollama_models
@@ -76,7 +76,7 @@ async def _embed(call: Call, translate: Callable[[Any], dict[str, Any]], render:
     config = await isolate.load_config(call.env)
     caller = await require_api(call, config)
     body = translate(await read_object(call, config))
-    embedded = await forwarded.embed(call, config, caller, body)
+    embedded = await surface.embed(call, config, caller, body)
     return json_response(render(embedded), headers=embedded.headers)
 
 

@@ -15,11 +15,11 @@ import logging
 from typing import Any
 
 from gateway import isolate
+from gateway.call import Call
 from gateway.core import rules
 from gateway.core.pinning import Pin, candidates_fresh, pin_refreshed, savings_estimate
 from gateway.responses import json_response
-from gateway.routes import Call
-from gateway.routes.admin import admin_config
+from gateway.serving.auth import admin_config
 from gateway.shell import d1
 from gateway.shell.http import JsResponse
 from gateway.upstream.openrouter import fetch_ranked

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gateway.call import Call
 from gateway.core import rules
 from gateway.core.attempt import Defect
 from gateway.core.classify import redact, scrub
@@ -21,9 +22,8 @@ from gateway.core.config import Config
 from gateway.errors import NotFoundError, ProviderError
 from gateway.presets import PRESETS, Preset
 from gateway.responses import json_response
-from gateway.routes import Call
-from gateway.routes.admin import ADMIN_BODY_LIMIT, admin_config
-from gateway.routes.body import read_json, validate
+from gateway.serving.auth import admin_config
+from gateway.serving.body import ADMIN_BODY_LIMIT, read_json, validate
 from gateway.shell import crypto, d1, http
 from gateway.shell.http import JsResponse
 from gateway.wire.admin import ModelsFetchByProvider, ModelsFetchByUrl

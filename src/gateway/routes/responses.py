@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import partial
 
 from gateway import isolate
-from gateway.routes import Call
-from gateway.routes.auth import require_api
-from gateway.routes.surface import Plan, read_object, serve, speaks
+from gateway.call import Call
+from gateway.serving.auth import require_api
+from gateway.serving.surface import Plan, read_object, serve, speaks
 from gateway.shell.http import JsResponse
 from gateway.surfaces import responses
 

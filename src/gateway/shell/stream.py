@@ -101,13 +101,12 @@ def log_failure(failure: StreamFailure, label: str, request_id: str | None) -> N
         logger.warning("stream failed: %s (via %s, request %s)", failure.value, label, request_id)
 
 
-def log_rescue(fault: object, label: str, request_id: str | None, rescued: Any) -> None:
+def log_rescue(fault: object, label: str, request_id: str | None, by: str, method: object) -> None:
     """Warn ``stream rescued: <fault> (via <label>, request <request_id>) by <provider/model>
-    (<method>)`` (SPEC §16): the cut is said, and who finished the answer. The local runtime parses
-    this line as they do ``log_failure``'s (logline.mjs): keep the two in step."""
-    logger.warning(
-        "stream rescued: %s (via %s, request %s) by %s (%s)", fault, label, request_id, rescued.label, rescued.method
-    )
+    (<method>)`` (SPEC §16): the cut is said, and who finished the answer (``by``, by ``method``).
+    The local runtime parses this line as they do ``log_failure``'s (logline.mjs): keep the two in
+    step."""
+    logger.warning("stream rescued: %s (via %s, request %s) by %s (%s)", fault, label, request_id, by, method)
 
 
 class StallWatch:

@@ -32,23 +32,22 @@ seen at the next enqueue (workerd notices it no sooner). No JS is written here: 
 
 With rescue on for the stream (a ``Rescuer``, SPEC §16), a ``StreamWatch`` stands before the
 translator (whole events only, an in-band error held back), and a stream that breaks without a
-proper end may be finished by the rescuer's stream instead (``_rescue``; read by
-``rescue_stream.RescueStream``), while keep-alives hold the caller's side open.
+proper end is handed to a ``rescue.StreamRescue``, which may finish it from another candidate's
+stream; the relay is its ``Outlet``, the caller's side.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import js
 from pyodide.ffi import JsException, to_js
 
-from gateway.core import rules
-from gateway.core.counting import Tokens
-from gateway.core.rescue import Fault, eligibility
+from gateway.core.rescue import Fault
 from gateway.shell.http import fulfilled, plain, settled, unawaited
+from gateway.shell.rescue import Rescuer, StreamRescue
 from gateway.shell.stream import (
     CODES,
     OpenedStream,
@@ -57,20 +56,11 @@ from gateway.shell.stream import (
     StreamFailure,
     failure_message,
     log_failure,
-    log_rescue,
 )
-from gateway.shell.rescue_stream import RescueStream, close, said
-from gateway.surfaces.continuation import Continuation, StreamWatch
 from gateway.surfaces.contract import StreamTranslator
-
-if TYPE_CHECKING:  # the rescuer is the routes' (it runs the fallback loop); only its type here
-    from gateway.routes.rescue import Rescued, Rescuer
+from gateway.surfaces.watch import StreamWatch
 
 __all__ = ["BATCH_MS", "TranslatedRelay"]
-
-# Why a rescue was not sent, when no candidate delivered a first event.
-_NO_RESCUER = "no other candidate could continue the answer"
-_CALLER_GONE = "the caller went away"
 
 # How long a batch of upstream bytes spans, at the stream's own pace (see the module doc).
 BATCH_MS = 250
@@ -166,19 +156,10 @@ class TranslatedRelay:
                 self._relay_failed = True
         if not self._over:
             self._send(self._ending())
-        self._stop_upstream()
+        self.stop_upstream()
         if self._on_end is not None:
             self._on_end(self._translator.usage, self._stream_bytes, self._failed, self._rescued)
         await inbox_closer
-
-    def _stop_upstream(self) -> None:
-        """Stop the upstream unless it has ended: it may still be sending (the answer was over at
-        [DONE], the caller went away, or its stream broke with an error event). A pipe notices a
-        cancelled inbox only at its next chunk, so the request is aborted at its source."""
-        if not self._inbox_ended:
-            self._inbox_ended = True
-            unawaited(self._reader.cancel())
-            self._opened.answer.abort()
 
     def _broke_in_band(self) -> bool:
         return self._watch is not None and self._watch.error is not None
@@ -292,10 +273,9 @@ class TranslatedRelay:
     # -- rescue (SPEC §16) ------------------------------------------------------------------------
 
     async def _rescue(self, watch: StreamWatch) -> None:
-        """The upstream's stream is over without a proper end: when rescue allows it, finish the
-        answer from another candidate. Leaves the stream open (``_over`` unset) for ``_ending``
-        to fail as without rescue when no rescue was tried or nothing of one was sent."""
-        self._send(self._scrubbed(self._translator.feed(watch.close())))  # an unterminated last event
+        """The upstream's stream is over without a proper end: its last event handed on, a
+        ``StreamRescue`` may finish the answer (see the module doc)."""
+        self.hand_on(watch.close())  # an unterminated last event
         if self._over or self._translator.complete:
             return
         fault = (
@@ -304,112 +284,74 @@ class TranslatedRelay:
             else Fault.CUT if self._upstream_failed
             else Fault.TRUNCATED
         )  # fmt: skip
-        rescuer = self._rescuer
-        assert rescuer is not None  # a watch is kept only with a rescuer
-        verdict = eligibility(True, rescuer.body, watch.streamed, fault)
-        if not verdict.allowed:
-            said(self._request_id, self._label, fault, "refused", verdict.reason)
-            self._hand_on_held(watch)
-            return
-        self._stop_upstream()
-        broke = time.monotonic()
-        self._send(self._translator.keep_alive())
-        if self._caller_gone():  # no one to finish the answer for (seen where a keep-alive was sent)
-            said(self._request_id, self._label, fault, "refused", _CALLER_GONE)
-            return
-        keeper = asyncio.ensure_future(self._keep_alive())
+        assert self._rescuer is not None  # a watch is kept only with a rescuer
+        rescue = StreamRescue(self, self._rescuer, watch)
         try:
-            rescued = await rescuer.open(watch.streamed.text)
-            if rescued is not None and self._caller_gone():
-                close(rescued.opened)
-                said(self._request_id, self._label, fault, "failed", _CALLER_GONE, rescued)
-                return
-            if rescued is None:
-                said(self._request_id, self._label, fault, "failed", _NO_RESCUER)
-                if watch.held:
-                    self._hand_on_held(watch)  # the upstream's own error, as without rescue
-                else:
-                    self._end_failed(fault, _NO_RESCUER, None)
-                return
-            wait_ms = int((time.monotonic() - broke) * 1000)
-            await self._relay_rescue(watch, fault, rescued, wait_ms)
+            await rescue.run(fault)
         finally:
-            keeper.cancel()
+            self._stream_bytes += rescue.bytes_read
+            self._rescued = rescue.rescued
 
-    async def _relay_rescue(self, watch: StreamWatch, fault: Fault, rescued: Rescued, wait_ms: int) -> None:
-        """Relay the rescue's stream through its ``Continuation`` and the translator, to its end:
-        the answer's end, or the surface's error (the seam refused, or the rescue broke too)."""
-        if rescued.secret:
-            self._secrets.append(rescued.secret.encode())
-        partial = watch.streamed.text
-        before = self._rescuer.before(_tokens(watch), partial)
-        continuation = Continuation(partial, self._label, watch.id, rescued.model, int(time.time()), before)
-        reading = RescueStream(rescued.opened, continuation, self._stall_s)
-        try:
-            broken = await reading.run(self._send_rescued)
-        finally:
-            self._stream_bytes += reading.bytes_read
-        if not self._over and continuation.complete and self._translator.complete:
-            # Finished without [DONE]: the surface's end, as for any stream that ends so.
-            self._over = True
-            self._send(self._scrubbed(self._translator.end()))
-        if self._gone:
-            return
-        if self._over and not continuation.failed:
-            self._rescued = True
-            said(self._request_id, self._label, fault, "rescued", None, rescued, wait_ms)
-            log_rescue(fault, self._label, self._request_id, rescued)
-            return
-        if continuation.refused is not None:
-            broken = str(continuation.refused)
-        elif continuation.error is not None:
-            broken = "its stream reported an error"
-        elif broken is None:
-            broken = "its stream ended before the answer was complete"
-        said(self._request_id, self._label, fault, "failed", broken, rescued, wait_ms)
-        self._end_failed(fault, broken, rescued.label)
+    # The ``rescue.Outlet`` a rescue finishes the answer through.
 
-    def _end_failed(self, fault: Fault, why: str, rescuer: str | None) -> None:
-        """End the stream with the surface's error for ``fault``, saying why no rescue finished it."""
-        failure = StreamFailure.CUT if fault is Fault.PROVIDER_ERROR else StreamFailure(fault.value)
-        rescue = f"the rescue by {rescuer} failed: {why}" if rescuer else f"no rescue: {why}"
-        message = f"{failure_message(failure, self._label, self._stall_s)}; {rescue}"
-        self._send(self._scrubbed(self._fail_with(failure, message)))
-        self._over = True
-        self._send(b"")
+    @property
+    def label(self) -> str:
+        return self._label
 
-    def _caller_gone(self) -> bool:
+    @property
+    def request_id(self) -> str | None:
+        return self._request_id
+
+    @property
+    def stall_s(self) -> float:
+        return self._stall_s
+
+    @property
+    def over(self) -> bool:
+        return self._over
+
+    @property
+    def gone(self) -> bool:
+        return self._gone
+
+    def caller_gone(self) -> bool:
         """The caller went away: an enqueue failed, or the caller's side was cancelled."""
         return self._gone or self._cancelled.length > 0
 
-    def _send_rescued(self, chunks: bytes) -> bool:
-        """The continuation's chunks through the translator, its end once the answer is done;
-        False once the caller's side is over."""
+    def hand_on(self, data: bytes) -> None:
+        self._send(self._scrubbed(self._translator.feed(data)))
+
+    def keep_alive(self) -> None:
+        self._send(self._translator.keep_alive())
+
+    def stop_upstream(self) -> None:
+        """Stop the upstream unless it has ended: it may still be sending (the answer was over at
+        [DONE], the caller went away, or its stream broke with an error event). A pipe notices a
+        cancelled inbox only at its next chunk, so the request is aborted at its source."""
+        if not self._inbox_ended:
+            self._inbox_ended = True
+            unawaited(self._reader.cancel())
+            self._opened.answer.abort()
+
+    def add_secret(self, secret: str) -> None:
+        self._secrets.append(secret.encode())
+
+    def send_rescued(self, chunks: bytes) -> bool:
         if chunks:
-            self._send(self._translate_rescued(chunks))
+            translator = self._translator
+            out = translator.feed(chunks)
+            if translator.done:
+                out += translator.end()
+                self._over = True
+            self._send(self._scrubbed(out))
         return not self._over
 
-    def _translate_rescued(self, chunks: bytes) -> bytes:
-        translator = self._translator
-        out = translator.feed(chunks)
-        if translator.done:
-            out += translator.end()
+    def end_complete(self) -> None:
+        if not self._over and self._translator.complete:
             self._over = True
-        return self._scrubbed(out)
+            self._send(self._scrubbed(self._translator.end()))
 
-    def _hand_on_held(self, watch: StreamWatch) -> None:
-        """No rescue replaces the upstream's in-band error: hand it on, as without rescue."""
-        if watch.held:
-            self._send(self._scrubbed(self._translator.feed(watch.held + b"\n\n")))
-
-    async def _keep_alive(self) -> None:
-        while not self._over:
-            await asyncio.sleep(rules.RESCUE_KEEPALIVE_MS / 1000)
-            if not self._over:
-                self._send(self._translator.keep_alive())
-
-
-
-def _tokens(watch: StreamWatch) -> Tokens | None:
-    usage = watch.usage
-    return None if usage is None else Tokens.stated(usage.input_tokens, usage.output_tokens, usage.cached_tokens)
+    def end_failed(self, failure: StreamFailure, message: str) -> None:
+        self._send(self._scrubbed(self._fail_with(failure, message)))
+        self._over = True
+        self._send(b"")

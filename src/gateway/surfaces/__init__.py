@@ -4,5 +4,5 @@ Each surface module (``anthropic``, ``responses``, ``gemini``, ``ollama``) is da
 functions: its request → an OpenAI chat body, an OpenAI answer (``chat.Answer``) → its answer, a
 stream translator (``contract.StreamTranslator``) and its error shape. ``chat`` reads what the
 upstream answered; ``contract`` holds what every surface shares. The route driver
-(``gateway.routes.surface``) runs any of them through the same chain and fallback loop.
+(``gateway.serving.surface``) runs any of them through the same chain and fallback loop.
 """

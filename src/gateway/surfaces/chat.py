@@ -26,6 +26,7 @@ from json.decoder import scanstring
 from typing import Any
 
 __all__ = [
+    "LEGACY_CALL",
     "Answer",
     "ChatStreamDecoder",
     "Event",
@@ -39,6 +40,12 @@ __all__ = [
     "Usage",
     "read_answer",
 ]
+
+
+# A legacy function call (``functions``/``function_call``), which ``ChatStreamDecoder`` does not
+# read: as JSON escapes every quote inside a string, these bytes can only be the key (or the
+# finish reason that ends such a call).
+LEGACY_CALL = b'"function_call"'
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
-"""``gateway.surfaces.continuation``: the cut stream as the caller was sent it (``StreamWatch``) and
-the rescue's continuation joined after it (``Continuation``), SPEC §16.
+"""``gateway.surfaces.watch`` and ``gateway.surfaces.continuation``: the cut stream as the caller was
+sent it (``StreamWatch``) and the rescue's continuation joined after it (``Continuation``), SPEC §16.
 
 The streams have the shape OpenAI-compatible upstreams send (a role-only first chunk, ``usage`` in
 a last chunk with empty ``choices``). What a client would read is checked by feeding the outputs
@@ -17,8 +17,9 @@ from gateway.core.counting import Tokens
 from gateway.core.seam import SeamRefusal
 from gateway.surfaces.anthropic import AnthropicStream
 from gateway.surfaces.chat import ChatStreamDecoder, Finish, Text, ToolArgs, ToolStart, UpstreamError, Usage
-from gateway.surfaces.continuation import Continuation, StreamWatch
+from gateway.surfaces.continuation import Continuation
 from gateway.surfaces.passthrough import ChatPassThrough
+from gateway.surfaces.watch import StreamWatch
 
 CUT_ID = "chatcmpl-cut1"
 RESCUE_ID = "chatcmpl-rescue9"

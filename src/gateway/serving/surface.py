@@ -6,41 +6,48 @@ fallback loop, cooldowns, probes and budget as ``/v1/chat/completions`` and answ
 surface's own shape: a translated answer, a translated stream (the relay feeds the translator
 after the first upstream event, so integrity, stall and disconnect handling stay in one place),
 or the surface's error body. ``speaks`` renders every ``GatewayError`` of a handler in that shape.
+
+``embed`` serves the translated embeddings of Gemini and Ollama (their routes build the OpenAI body
+and render the vectors).
 """
 
 from __future__ import annotations
 
 import json
+import struct
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
-from gateway import isolate, meter
+from gateway import meter
+from gateway.call import Call
 from gateway.core.classify import error_message
 from gateway.core.clients import Caller
 from gateway.core.config import Config
-from gateway.core.counting import Tokens, estimate_text
+from gateway.core.counting import USAGE_TAIL_BYTES, Tokens, estimate_text, usage_of
+from gateway.core.kinds import Kind
 from gateway.core.outcome import CallerError, Served
 from gateway.errors import GatewayError, InvalidRequestError, ProviderError, RoutingError
-from gateway.responses import CORS_HEADERS, json_response
-from gateway.routes import Call
-from gateway.routes.body import read_json, validate
-from gateway.routes.rescue import rescuer
-from gateway.routes.routing import exhausted_error, route, routed_via, routing_headers, trail_headers
-from gateway.shell import tasks
-from gateway.shell.http import JsResponse, respond
+from gateway.responses import json_response
+from gateway.serving.body import read_json, validate
+from gateway.serving.relay import relay_stream
+from gateway.serving.rescue import rescuer
+from gateway.serving.routing import exhausted_error, route, routed_via, routing_headers, trail_headers
+from gateway.shell.http import JsResponse
 from gateway.shell.stream import OpenedStream
-from gateway.shell.translation import TranslatedRelay
 from gateway.surfaces.chat import Answer, read_answer
 from gateway.surfaces.contract import StreamTranslator, compact, estimate_tokens
-from gateway.upstream.openai import JsonBody
+from gateway.surfaces.embeddings import Vectors, read_vectors
+from gateway.upstream.openai import EMBEDDINGS, JsonBody
 from gateway.wire import headers as h
 from gateway.wire.chat import ChatRequest
 
 __all__ = [
+    "Embedded",
     "ErrorRenderer",
     "Plan",
+    "embed",
     "error_answer",
     "read_object",
     "refusal_error",
@@ -132,19 +139,8 @@ def _stream(
     caller: Caller,
 ) -> JsResponse:
     translator = plan.translator(served.candidate.model, input_estimate)
-    key = served.candidate.key
-    secret = config.key_memo.plain(key) if key is not None else None
-    opened = served.handle
-    on_end = meter.stream_ended(call, opened.head)
     rescue = rescuer(call, config, plan.chat, plan.stream, caller, served, input_estimate)
-    relay = TranslatedRelay(
-        opened, config.settings.stream_stall_ms, headers[h.ROUTED_VIA], translator, secret, headers[h.REQUEST_ID], on_end,
-        rescue,
-    )
-    call.ctx.waitUntil(tasks.start(relay.run()))
-    meter.hand_over(call)
-    stream_headers = {"content-type": translator.media_type, "cache-control": "no-cache", **CORS_HEADERS}
-    return respond(relay.readable, 200, stream_headers | headers)
+    return relay_stream(call, config, served, headers, translator, rescue)
 
 
 async def serve(call: Call, config: Config, plan: Plan, caller: Caller) -> JsResponse:
@@ -171,3 +167,40 @@ def refusal_error(result: CallerError) -> RoutingError:
     headers = {h.ROUTED_VIA: routed_via(result.candidate), **trail_headers(result.trail)}
     type_, code = ("invalid_request_error", "invalid_request") if status < 500 else ("provider_error", "upstream_failed")
     return RoutingError(status, type_, code, upstream_message(observed.body), headers=headers)
+
+
+@dataclass(frozen=True, slots=True)
+class Embedded:
+    """A translated embeddings request's result: the vectors, the model that served them, and the
+    routing headers to answer with."""
+
+    vectors: Vectors
+    model: str
+    headers: dict[str, str]
+
+
+async def embed(call: Call, config: Config, caller: Caller, body: dict[str, Any]) -> Embedded:
+    """Route the OpenAI embeddings ``body`` (a surface's translation) and read the vectors, one
+    per input. Raises ``GatewayError``s for the surface to render: the upstream's own 4xx with its
+    status, 502 for an answer that holds no vectors or not one per input, and the honest error
+    when nothing served."""
+    raw = compact(body).encode()
+    result = await route(call, config, JsonBody(raw, body), body.get("model"), False, caller, EMBEDDINGS, Kind.EMBEDDING)
+    if isinstance(result, CallerError):
+        raise refusal_error(result)
+    if not isinstance(result, Served):
+        raise exhausted_error(result)
+    headers = routing_headers(result)
+    text = await result.handle.text()
+    inputs = body["input"]
+    try:
+        vectors = read_vectors(json.loads(text))
+    except (ValueError, RecursionError, struct.error) as exc:
+        meter.ended(call, broken=True)
+        raise ProviderError(f"{headers[h.ROUTED_VIA]}: the upstream's answer holds no embeddings.") from exc
+    if len(vectors.vectors) != (len(inputs) if isinstance(inputs, list) else 1):
+        meter.ended(call, broken=True)
+        raise ProviderError(f"{headers[h.ROUTED_VIA]}: the upstream's answer holds another number of embeddings.")
+    if call.visit is not None:
+        call.visit.report(usage_of(text[-USAGE_TAIL_BYTES:].encode()))
+    return Embedded(vectors, result.candidate.model, headers)

@@ -13,7 +13,10 @@ from gateway.errors import BodyTooLargeError, InvalidRequestError
 from gateway.shell.http import IncomingRequest
 from gateway.wire.validation import describe
 
-__all__ = ["read_json", "read_upload", "set_fields", "validate"]
+__all__ = ["ADMIN_BODY_LIMIT", "read_json", "read_upload", "set_fields", "validate"]
+
+# Admin bodies are small; this bound is independent of the chat body limit.
+ADMIN_BODY_LIMIT = 64 * 1024
 
 Model = TypeVar("Model", bound=BaseModel)
 Body = TypeVar("Body")

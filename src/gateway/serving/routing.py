@@ -11,11 +11,12 @@ nothing served. What a surface does with a ``Served`` answer is its own business
 from __future__ import annotations
 
 from gateway import isolate, meter
+from gateway.call import Call
 from gateway.core import rules
 from gateway.core.aliases import resolve_alias
 from gateway.core.attempt import Attempt, Candidate
-from gateway.core.chain import build_chain, is_auto, model_catalog, one_model
-from gateway.core.clients import Caller, model_refused, restrict_catalog
+from gateway.core.chain import build_chain, is_auto, one_model
+from gateway.core.clients import Caller, model_refused
 from gateway.core.config import Config
 from gateway.core.counting import estimate_text
 from gateway.core.kinds import Kind, single_model
@@ -24,14 +25,13 @@ from gateway.core.outcome import Exhausted, LoopResult, Served
 from gateway.core.subrequests import SUBREQUESTS
 from gateway.core.trail import Trail, attempts_header, header_safe, trail_header
 from gateway.errors import NotFoundError, PermissionDeniedError, RoutingError
-from gateway.routes import Call
 from gateway.requestid import next_request_id
 from gateway.upstream.openai import CHAT, Body, Endpoint, JsonBody, OpenAIUpstream
 from gateway.upstream.openrouter import PinnedUpstream
 from gateway.wire import headers as h
 from gateway.wire.cooldowns import cooldown_json
 
-__all__ = ["caller_catalog", "catalog_kinds", "exhausted_error", "input_estimate", "route", "routed_via", "routing_headers", "trail_headers"]
+__all__ = ["exhausted_error", "input_estimate", "route", "routed_via", "routing_headers", "trail_headers"]
 
 
 async def route(
@@ -103,21 +103,6 @@ def input_estimate(body: Body) -> int:
     """The prompt's tokens by its size (SPEC §17, for an answer that reports no usage); an upload's
     are not text."""
     return estimate_text(len(body.raw)) if isinstance(body, JsonBody) else 0
-
-
-def caller_catalog(config: Config, caller: Caller) -> list[tuple[str, str]]:
-    """The declared models ``caller`` may use (SPEC §14), as ``(model, provider name)``: what
-    the model lists show."""
-    return restrict_catalog(model_catalog(config.enabled_providers), caller.models)
-
-
-def catalog_kinds(config: Config) -> dict[str, Kind]:
-    """Each declared model's kind (SPEC §12.6), as the first provider declaring it sets it."""
-    kinds: dict[str, Kind] = {}
-    for provider in config.enabled_providers:
-        for model in provider.models:
-            kinds.setdefault(model, provider.kind_of(model))
-    return kinds
 
 
 def trail_headers(trail: Trail) -> dict[str, str]:

@@ -3,8 +3,9 @@
 ``rescuer`` is asked when a streamed chat request is routed; it answers None when rescue is off
 for the caller or cannot apply to the request whatever its stream sends (``core/rescue.py``'s
 ``request_refusal``): the stream is then relayed exactly as without the feature. Otherwise the
-relay holds a ``Rescuer`` and calls ``open(partial)`` at most once, when the stream broke and
-``eligibility`` allows it.
+relay holds a ``LoopRescuer`` (its ``shell.rescue.Rescuer``) and calls ``open(partial)`` at most
+once, when the stream broke and ``eligibility`` allows it; each broken stream's record is kept in
+the isolate's memory (``keep``).
 
 ``open`` runs the fallback loop once more, over a chain for the served model (the same model
 first, on other providers, then the chain's other models, as ``build_chain`` orders them), never
@@ -19,10 +20,11 @@ remembered as any attempt's. The answer is the rescue's opened stream, or None.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from gateway import isolate
+from gateway.call import Call
 from gateway.core.attempt import Candidate, Outcome
 from gateway.core.chain import build_chain
 from gateway.core.clients import Caller
@@ -31,34 +33,21 @@ from gateway.core.counting import Tokens, Visit, estimate_text
 from gateway.core.kinds import Kind
 from gateway.core.loop import run_loop
 from gateway.core.outcome import Served
-from gateway.core.rescue import Method, plan_rescue, request_refusal, rescue_enabled
+from gateway.core.rescue import Method, RescueRecord, plan_rescue, request_refusal, rescue_enabled
 from gateway.core.subrequests import SUBREQUESTS
 from gateway.core.trail import trail_header
-from gateway.routes import Call
-from gateway.routes.routing import routed_via
+from gateway.serving.routing import routed_via
+from gateway.shell.rescue import Rescued
 from gateway.shell.stream import OpenedStream
 from gateway.upstream.openai import CHAT, send_upstream
 
-__all__ = ["Rescued", "Rescuer", "rescuer"]
+__all__ = ["LoopRescuer", "rescuer"]
 
 
-@dataclass(frozen=True, slots=True)
-class Rescued:
-    """The rescue's stream, opened up to its first event: who sends it (``label``:
-    ``provider/model``), by which method, its key in plain text (kept out of the caller's
-    bytes), the rescue's failed attempts (``trail``, ``X-Fallback-Trail``'s form)."""
-
-    opened: OpenedStream
-    label: str
-    model: str
-    method: Method
-    secret: str | None
-    trail: str | None
-
-
-class Rescuer:
-    """One rescue for one routed stream (see the module doc). ``body``: the chat request as the
-    upstream was sent it; ``served``: who sent the stream that may break."""
+class LoopRescuer:
+    """One rescue for one routed stream (see the module doc), the relay's ``shell.rescue.Rescuer``.
+    ``body``: the chat request as the upstream was sent it; ``served``: who sent the stream that
+    may break."""
 
     def __init__(
         self, config: Config, body: dict[str, Any], caller: Caller, served: Served, input_estimate: int,
@@ -76,6 +65,10 @@ class Rescuer:
         """The broken attempt's tokens: its stated usage, else estimates (the prompt by its size,
         the output by the partial's)."""
         return usage or Tokens(self._input_estimate, estimate_text(len(partial.encode())))
+
+    def keep(self, record: RescueRecord) -> None:
+        """Keep the record of a broken stream in the isolate's memory (the admin status)."""
+        isolate.current().rescues.add(record)
 
     async def open(self, partial: str) -> Rescued | None:
         """The rescue's stream continuing ``partial``, or None when no candidate delivered one.
@@ -119,12 +112,12 @@ class Rescuer:
 def rescuer(
     call: Call, config: Config, body: dict[str, Any], stream: bool, caller: Caller, served: Served,
     input_estimate: int,
-) -> Rescuer | None:
-    """A ``Rescuer`` for the stream ``served`` answers ``call``'s ``body`` with, or None when
+) -> LoopRescuer | None:
+    """A ``LoopRescuer`` for the stream ``served`` answers ``call``'s ``body`` with, or None when
     rescue is off for ``caller`` or cannot apply to the request."""
     if not stream:
         return None
     enabled = rescue_enabled(bool(config.settings.stream_rescue), caller.stream_rescue)
     if request_refusal(enabled, body) is not None:
         return None
-    return Rescuer(config, body, caller, served, input_estimate, call.visit)
+    return LoopRescuer(config, body, caller, served, input_estimate, call.visit)

@@ -11,7 +11,7 @@ the admin token on /api/admin, each behind the rate limits and the failed-auth l
   enabled named clients only, and any other token, the unusable API token itself included, is a
   wrong token (401, counted by the failed-auth limit). With no enabled named client either,
   nothing could be served: 503 naming both ways out (set ``API_TOKEN``, or create a client).
-- Limits (``routes/limits.py``): an IP the isolate knows to be locked out is refused before any
+- Limits (``serving/limits.py``): an IP the isolate knows to be locked out is refused before any
   token is compared; a failed check is counted; an admitted caller is counted and checked against
   the lock. They fail open; tokens, revocation and model lists never do.
 - A /v1 request that already passed through this gateway, or through too many gateways, is
@@ -20,17 +20,18 @@ the admin token on /api/admin, each behind the rate limits and the failed-auth l
 
 from __future__ import annotations
 
+from gateway import isolate
+from gateway.call import Call
 from gateway.core.clients import Caller, find_client
 from gateway.core.config import Config
 from gateway.core.credentials import MIN_TOKEN_LENGTH, default_client_enabled, token_problem
 from gateway.core.hop import loop_refusal, read_hops
 from gateway.core.tokens import presented_token, token_matches
 from gateway.errors import AuthenticationError, LoopDetectedError, TokenNotConfiguredError
-from gateway.routes import Call
-from gateway.routes.limits import Limits
+from gateway.serving.limits import Limits
 from gateway.wire.headers import HOP, TOKEN_HEADERS
 
-__all__ = ["require_admin", "require_api"]
+__all__ = ["admin_config", "require_admin", "require_api"]
 
 # The other way out of a /v1 503 (SPEC §14): named clients are served without the API token.
 _OR_CREATE_A_CLIENT = (
@@ -105,3 +106,10 @@ async def require_admin(call: Call, config: Config) -> None:
         await limits.failed(token, api=False)
         raise AuthenticationError("Invalid admin token", code="invalid_admin_token")
     await limits.admit(None, api=False)
+
+
+async def admin_config(call: Call) -> Config:
+    """The configuration, once the caller proved to be the admin."""
+    config = await isolate.load_config(call.env)
+    await require_admin(call, config)
+    return config

@@ -7,7 +7,7 @@ to D1 in shares.
   (``admit``). None of them asks D1 unless a key's unreported units reached its share; then one
   batch reports them all.
 - When D1 cannot take a report, the limits go on in this isolate's memory (and the log says so);
-  tokens, revocation and model lists never depend on D1 at all (``routes/auth.py``).
+  tokens, revocation and model lists never depend on D1 at all (``serving/auth.py``).
 - The cron deletes the rows of windows that ended (``sweep``).
 """
 
@@ -17,11 +17,11 @@ import logging
 from typing import Any
 
 from gateway import isolate
+from gateway.call import Call
 from gateway.core.clients import Client, token_hash
 from gateway.core.config import Config
 from gateway.core.limits import Verdict, authfail_key, caller_ip, client_key, ip_key, window_start
 from gateway.errors import RateLimitedError, StorageError
-from gateway.routes import Call
 from gateway.shell import d1
 from gateway.wire import headers as h
 

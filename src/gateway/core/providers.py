@@ -1,0 +1,66 @@
+"""Providers and their keys as the snapshot holds them (SPEC §13): plain values, with no rule of
+their own beyond which key serves when none was chosen. Here, not in ``core/config.py``, so that
+the modules the snapshot is built from (``core/clients.py``, ``core/keyring.py``) can name them
+without importing the snapshot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.core.kinds import Kind, kind_of
+
+__all__ = ["Provider", "ProviderKey", "SealedKey"]
+
+
+@dataclass(frozen=True, slots=True)
+class SealedKey:
+    """A provider key as stored: AES-256-GCM hex ciphertext, 16-byte IV and 16-byte tag."""
+
+    ciphertext: str
+    iv: str
+    tag: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderKey:
+    """One key of a provider (SPEC §13): the ``provider_keys`` row's id, its sealed value, and
+    whether it may be used."""
+
+    id: int
+    sealed: SealedKey
+    enabled: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """A provider and its keys, ordered by key id (a provider holds at least one; one with no
+    enabled key serves nothing and is left out of every chain)."""
+
+    id: int
+    name: str
+    platform: str
+    base_url: str
+    models: tuple[str, ...]
+    priority: int
+    timeout_ms: int | None
+    enabled: bool
+    keys: tuple[ProviderKey, ...]
+    created_at: int
+    updated_at: int
+    # The kinds its ``models`` entries declare (SPEC §12.6); a model not named here has the kind
+    # its id suggests (``core/kinds.py``).
+    kinds: tuple[tuple[str, Kind], ...] = ()
+
+    def kind_of(self, model: str) -> Kind:
+        return kind_of(model, dict(self.kinds))
+
+    @property
+    def enabled_keys(self) -> tuple[ProviderKey, ...]:
+        return tuple(k for k in self.keys if k.enabled)
+
+    @property
+    def default_key(self) -> ProviderKey | None:
+        """The key used when none was chosen (admin reads, model lists): the first enabled one,
+        else the first one."""
+        return next((k for k in self.keys if k.enabled), self.keys[0] if self.keys else None)
