@@ -17,7 +17,10 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from gateway.core.config import SETTINGS
 from support.browser import login, open_fold, watched_page
+from support.d1 import d1_execute
+from support.openrouter import FakeOpenRouter, endpoint
 from support.runtime import ROOT
 from support.upstream import UPSTREAM_KEY, Json
 
@@ -77,10 +80,13 @@ def test_page_is_served_self_contained_with_a_strict_policy(gateway):
 
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/html; charset=utf-8"
-    policy = response.headers["content-security-policy"]
-    assert "'unsafe-inline'" not in policy
-    assert "connect-src 'self'" in policy
-    assert "frame-ancestors 'none'" in policy
+    policy = {d.split()[0]: d.split()[1:] for d in response.headers["content-security-policy"].split(";") if d.strip()}
+    # Nothing is loaded from elsewhere, nor run inline: the browser refuses it (and every test's
+    # page, watched_page, fails on a refusal).
+    assert policy["default-src"] == ["'none'"]
+    assert policy["script-src"] == policy["style-src"] == policy["connect-src"] == ["'self'"]
+    assert policy["img-src"] == ["'self'", "data:"]
+    assert policy["frame-ancestors"] == ["'none'"]
 
 
 def test_login_with_a_wrong_then_the_right_token(page, gateway):
@@ -390,11 +396,14 @@ def test_cooldown_bar_and_both_clear_buttons(page, gateway, api, add_provider, u
     expect(entries).to_contain_text("upstream overloaded")
     expect(entries).to_contain_text(re.compile(r"1 分 \d+ 秒"))
     expect(row(page, "A").get_by_test_id("provider-cooldown")).to_be_visible()
+    # The whole provider rests (a 5xx): its key is not "in use" either.
+    expect(row(page, "A").get_by_test_id("key-state")).to_have_text("冷却中")
 
     page.get_by_test_id("cooldown-clear").click()
     expect(entries).to_have_count(0)
     expect(bar).to_contain_text("所有服务商均可用")
     expect(row(page, "A").get_by_test_id("provider-cooldown")).to_have_count(0)
+    expect(row(page, "A").get_by_test_id("key-state")).to_have_text("使用中")
 
     upstream.queue(Json({"error": {"message": "still down"}}, 503))
     ask(api, "auto")
@@ -641,6 +650,7 @@ def test_custom_add_with_several_keys(page, gateway, admin, upstream):
     page.get_by_test_id("custom-name").fill("many-keys")
     page.get_by_test_id("custom-base-url").fill(upstream.base_url)
     page.get_by_test_id("custom-key").fill(f"{KEY_A}\n{KEY_B}\n{KEY_C}")
+    expect(page.get_by_test_id("custom-key-count")).to_have_text("已填写 3 个密钥")
     page.get_by_test_id("custom-models").fill("m")
     page.get_by_test_id("custom-submit").click()
 
@@ -736,7 +746,49 @@ def test_a_disabled_last_key_is_flagged(page, gateway, add_provider):
     expect(row(page, "silent").get_by_test_id("keys-none-usable")).to_contain_text("没有可用的密钥")
 
 
-def test_a_cooling_key_shows_in_its_row_and_in_the_bar(page, gateway, api, add_provider, upstream):
+def test_an_unreadable_key_says_so_and_is_never_in_use(page, gateway, admin, add_provider):
+    made = add_provider(name="damaged", models=["m"], api_key=None, api_keys=[KEY_A, KEY_B])
+    damaged, sound = (k["id"] for k in made["keys"])
+    d1_execute(gateway.persist_to, f"UPDATE provider_keys SET auth_tag = substr(auth_tag, 1, 8) WHERE id = {damaged}")
+    admin.put("/settings", json={}).raise_for_status()  # an admin write: the isolate re-reads D1
+    login(page, gateway.admin_token)
+
+    expect(key_row(page, "damaged", damaged).get_by_test_id("key-error")).to_have_text(
+        "无法解密：请重新添加该密钥，再删除这一条"
+    )
+    expect(key_row(page, "damaged", damaged).get_by_test_id("key-state")).to_have_count(0)
+    expect(key_row(page, "damaged", sound).get_by_test_id("key-state")).to_have_text("使用中")
+    expect(key_row(page, "damaged", sound).get_by_test_id("key-error")).to_have_count(0)
+
+
+# Whether a field hides what is typed, is never filled in by the browser, and (a textarea, which a
+# password type cannot be) is never spell-checked, as the browser resolves it.
+WRITE_ONLY = """f => ({
+  masked: f.type === "password" || getComputedStyle(f).webkitTextSecurity === "disc",
+  autocomplete: f.getAttribute("autocomplete") || (f.form && f.form.getAttribute("autocomplete")),
+  spellchecked: f.type !== "password" && f.spellcheck,
+})"""
+
+
+def test_every_key_field_is_masked_and_never_filled_in(page, gateway, add_provider):
+    add_provider(name="keyed", models=["m"])
+    login(page, gateway.admin_token)
+    open_fold(page, "custom-add")
+    fields = {"preset-key": page.get_by_test_id("preset-key"), "custom-key": page.get_by_test_id("custom-key")}
+    row(page, "keyed").get_by_test_id("key-add").click()
+    fields["key-add-input"] = row(page, "keyed").get_by_test_id("key-add-input")
+    seen = {name: field.evaluate(WRITE_ONLY) for name, field in fields.items()}
+    row(page, "keyed").get_by_test_id("key-add-cancel").click()
+    row(page, "keyed").get_by_test_id("provider-edit").click()
+    seen["edit-key"] = page.get_by_test_id("edit-key").evaluate(WRITE_ONLY)
+
+    for name, found in seen.items():
+        assert found["masked"] is True, name
+        assert found["autocomplete"] in ("off", "new-password"), name
+        assert found["spellchecked"] is False, name
+
+
+def test_a_cooling_key_shows_in_its_foundand_in_the_bar(page, gateway, api, add_provider, upstream):
     made = add_provider(name="rotating", models=["m"], api_key=None, api_keys=[KEY_A, KEY_B])
     upstream.queue(Json({"error": {"message": "Rate limit reached"}}, 429))
     assert ask(api).status_code == 200  # the next key served at once
@@ -1014,6 +1066,89 @@ def test_openrouter_panel_without_models_and_the_origin_saved_as_text(page, gate
     }
 
 
+# "cache" caches and is cheap on input: it is pinned first; "cheap" caches nothing and has no
+# cache price; "down" is never a candidate. (test_openrouter_pinning.py's endpoints.)
+PINNED_MODEL = "deepseek/deepseek-chat"
+ENDPOINTS = [
+    endpoint("cheap", prompt="0.0000002", completion="0.0000008", caching=False, throughput=60.0),
+    endpoint("cache", prompt="0.0000003", completion="0.0000009", cache_read="0.00000003", throughput=50.0),
+    endpoint("slow", prompt="0.0000003", completion="0.0000009", cache_read="0.00000003", throughput=5.0),
+    endpoint("down", prompt="0.0000001", completion="0.0000001", status=-2),
+]
+
+
+def per_million(per_token: str | float) -> str:
+    """A price per token as the panel shows it: per million tokens, to 3 significant digits."""
+    return f"${float(per_token) * 1e6:.3g} / M"
+
+
+def test_openrouter_panel_shows_each_pinned_model_its_lock_and_ranked_candidates(browser, tmp_path):
+    # A runtime of its own: pins outlive providers, and the empty panel above must stay empty.
+    from support.runtime import Gateway
+
+    fake, gateway = FakeOpenRouter().start(), Gateway.start(tmp_path)
+    try:
+        fake.set_endpoints(PINNED_MODEL, ENDPOINTS)
+        admin = httpx.Client(base_url=f"{gateway.url}/api/admin", headers=bearer(gateway.admin_token), timeout=30)
+        api = httpx.Client(base_url=f"{gateway.url}/v1", headers=bearer(gateway.api_token), timeout=30)
+        with admin, api, watched_page(browser, gateway.url) as page:
+            admin.put("/settings", json={"openrouter_origin": fake.origin}).raise_for_status()
+            admin.post("/providers", json={"name": "openrouter", "platform": "openrouter", "base_url": fake.base_url,
+                                           "api_key": "sk-or-test-key-0000000000", "models": [PINNED_MODEL]},
+                       ).raise_for_status()  # fmt: skip
+            login(page, gateway.admin_token)
+            open_fold(page, "openrouter-fold")
+            panel = page.get_by_test_id("openrouter")
+            expect(panel.get_by_test_id("openrouter-empty")).to_be_visible()
+
+            # Three faults of the pinned "cache" cool it and move the lock to "cheap".
+            fake.always_for("cache", Json({"error": {"message": "upstream exploded"}}, status=502))
+            for _ in range(4):
+                assert ask(api, PINNED_MODEL).status_code == 200
+            [pin] = admin.get("/openrouter").json()["models"]
+            page.get_by_test_id("openrouter-refresh").click()  # the panel reads the pins again
+
+            model = panel.get_by_test_id("openrouter-model")
+            expect(model).to_have_count(1)
+            expect(model.get_by_test_id("openrouter-model-id")).to_have_text(PINNED_MODEL)
+            expect(model.get_by_test_id("openrouter-lock")).to_have_text(re.compile(r"^固定到 cheap · 至 .*\d\d:\d\d:\d\d$"))
+            expect(model.get_by_test_id("openrouter-counts")).to_contain_text(f"连续失败{pin['failures']}")
+            expect(model.get_by_test_id("openrouter-counts")).to_contain_text("切换次数1")
+            candidates = model.get_by_test_id("openrouter-candidates").get_by_test_id("openrouter-candidate")
+            ranked = [c["slug"] for c in pin["candidates"]]
+            assert sorted(ranked) == ["cache", "cheap", "slow"]  # "down" is never a candidate
+            expect(candidates).to_have_count(3)
+            assert candidates.evaluate_all("rs => rs.map((r) => r.dataset.slug)") == ranked  # as the server ranks
+            by_slug = {c["slug"]: c for c in pin["candidates"]}
+            cheap = candidates.filter(has=page.locator('[data-testid="openrouter-pinned"]'))
+            expect(cheap).to_have_attribute("data-slug", "cheap")
+            # Rank, slug, score, prices per million tokens, caching, speed, state.
+            expect(cheap.locator("td")).to_have_text([
+                str(ranked.index("cheap") + 1), "cheap", re.compile(r"^[\d.,]+$"), "$0.2 / M", "$0.8 / M",
+                per_million(by_slug["cheap"]["input_cache_read"]), "否", "60 tok/s", "已固定",
+            ])
+            score = float(cheap.locator("td").nth(2).inner_text().replace(",", ""))
+            assert score == float(f"{by_slug['cheap']['score']:.3g}")  # to 3 significant digits
+            cache = candidates.filter(has=page.locator('[data-testid="openrouter-cooling"]'))
+            expect(cache).to_have_attribute("data-slug", "cache")
+            expect(cache.locator("td").nth(5)).to_have_text("$0.03 / M")
+            expect(cache.get_by_test_id("openrouter-cooling")).to_have_text(re.compile(r"^冷却至 .*\d\d:\d\d:\d\d$"))
+            # The pinned row stands out from the others.
+            backgrounds = candidates.evaluate_all("rs => rs.map((r) => getComputedStyle(r.cells[1]).backgroundColor)")
+            locked = backgrounds[ranked.index("cheap")]
+            assert all(b != locked for i, b in enumerate(backgrounds) if ranked[i] != "cheap"), backgrounds
+
+            # A failed read says so in the panel's own line, and leaves what it showed.
+            page.route("**/api/admin/openrouter", lambda route: route.fulfill(
+                status=503, json={"error": {"message": "D1 is unavailable", "type": "storage_error"}}))
+            page.get_by_test_id("openrouter-refresh").click()
+            expect(page.locator("#openrouter-message")).to_have_text("D1 is unavailable")
+            expect(model).to_have_count(1)
+    finally:
+        gateway.stop()
+        fake.stop()
+
+
 # --- The page guides: the order of the work, units, field errors, language ----------------------
 
 # The panels top to bottom, as a newcomer needs them: providers (bar, list, adding), connecting a
@@ -1111,6 +1246,60 @@ def test_durations_in_seconds_or_minutes_and_sizes_in_mb(page, gateway, admin):
     assert admin.get("/settings").json()["settings"]["routing_cooldown_ceiling_ms"]["value"] == 2 * MINUTE_MS
 
 
+# What the page shows each setting's value in (unit.s, unit.min, unit.MB): one of it in the API's
+# milliseconds or bytes, per language.
+UNITS = {"zh": {"秒": 1000, "分钟": MINUTE_MS, "MB": MB}, "en": {"seconds": 1000, "minutes": MINUTE_MS, "MB": MB}}
+# Each setting row as the page shows it.
+SETTING_ROWS = """rows => rows.map((r) => {
+  const field = r.querySelector("input");
+  const unit = r.querySelector('[data-testid="setting-unit"]');
+  return {
+    key: r.dataset.setting, label: r.querySelector("label").textContent, type: field.type,
+    inputmode: field.getAttribute("inputmode"), value: field.value, unit: unit && unit.textContent,
+    reset: r.querySelector('[data-testid="setting-reset"]') !== null,
+  };
+})"""
+
+
+# The settings with a row of the settings panel (the alias table has an editor of its own).
+FIELD_SETTINGS = [s for s in SETTINGS if isinstance(s.default, int | str)]
+
+
+def test_every_setting_has_the_field_and_unit_of_its_kind_and_a_limit_no_reset(page, gateway, admin):
+    # Every setting saved (its value as it is), so each row offers what a saved one offers.
+    listed = admin.get("/settings").json()["settings"]
+    saved = {s.key: listed[s.key]["value"] for s in FIELD_SETTINGS}
+    admin.put("/settings", json=saved).raise_for_status()
+    login(page, gateway.admin_token)
+    open_fold(page, "settings")
+    rows = page.get_by_test_id("setting-row")
+    expect(rows).to_have_count(len(FIELD_SETTINGS))
+    expect(rows.get_by_test_id("setting-source")).to_have_text(["已保存（D1）"] * len(FIELD_SETTINGS))
+
+    for lang in ("zh", "en"):
+        shown = {r["key"]: r for r in rows.evaluate_all(SETTING_ROWS)}
+        assert set(shown) == set(saved), lang
+        for setting in FIELD_SETTINGS:
+            found = shown[setting.key]
+            # "Use default" sends null, which turns a rate limit off: a limit has none.
+            assert found["reset"] is not getattr(setting, "null_is_off", False), (lang, setting.key)
+            if isinstance(setting.default, str):  # an origin: text, with a URL keyboard
+                assert (found["type"], found["inputmode"], found["value"]) == ("text", "url", saved[setting.key])
+                continue
+            assert found["type"] == "number", (lang, setting.key)
+            if not setting.key.endswith(("_ms", "_bytes")):
+                assert (found["unit"], found["value"]) == (None, str(saved[setting.key])), (lang, setting.key)
+                continue
+            # Nothing in raw milliseconds or bytes: a unit of the page, the value converted to it.
+            assert found["unit"] in UNITS[lang], (lang, setting.key, found["unit"])
+            factor = UNITS[lang][found["unit"]]
+            assert abs(float(found["value"]) * factor - saved[setting.key]) <= factor / 1000, (lang, setting.key)
+            assert not re.search(r"\bms\b|bytes|毫秒|字节", found["label"]), (lang, found["label"])
+        if lang == "zh":
+            page.get_by_test_id("lang-toggle").click()
+            expect(rows.get_by_test_id("setting-source").first).to_have_text("saved (D1)")
+
+
 def test_a_refused_field_shows_its_error_beside_it(page, gateway, admin, upstream):
     login(page, gateway.admin_token)
 
@@ -1187,7 +1376,7 @@ def test_custom_add_fetches_the_model_list(page, gateway, admin, upstream):
 
     page.get_by_test_id("custom-fetch-models").click()
 
-    models = page.get_by_test_id("custom-model")
+    models = page.get_by_test_id("custom-models-list").get_by_test_id("custom-model")
     expect(models).to_have_count(3)
     expect(page.locator("#custom-message")).to_contain_text("3")
     assert upstream.model_list_requests[-1].headers["authorization"] == f"Bearer {UPSTREAM_KEY}"

@@ -1,9 +1,8 @@
-"""The config page's Usage panel (SPEC §17) in Chromium, against a runtime of its own and the fake
-upstream.
+"""The config page's Usage panel (SPEC §17) in Chromium, against the fake upstream.
 
-The runtime is this module's (its D1 starts empty), so every count the panel shows is this file's
-traffic, and the tests run in file order: the empty panel first, the OpenRouter savings last. The
-traffic: two providers on the fake, "flaky" (tried first, answers 429) and "steady"
+Each test has a runtime of its own (its D1 starts empty), so every count the panel shows is that
+test's own traffic, and the tests pass in any order and one by one. The traffic of
+``test_usage_panel_shows_the_traffic``: two providers on the fake, "flaky" (tried first, answers 429) and "steady"
 (answers with its usage). 21 requests with the API token fail over from flaky to steady; the client
 "laptop" sends one that fails over and one that steady serves at once (flaky is cooling down) with
 no usage in the answer, so its tokens are estimated; a last request with the API token finds both
@@ -15,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -36,10 +36,11 @@ LAPTOP_USAGE = (40, 9)
 API_REQUESTS = 21
 
 
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    """This module's runtime: usage counted by other tests' traffic would change every number."""
-    running = Gateway.start(tmp_path_factory.mktemp("usage"), extra_env={"AUTH_FAIL_LIMIT": "0"})
+@pytest.fixture
+def gateway(tmp_path: Path) -> Iterator[Gateway]:
+    """The test's own runtime: usage counted by any other test's traffic would change its numbers
+    (usage is kept in D1 and the isolate, and nothing clears it)."""
+    running = Gateway.start(tmp_path, extra_env={"AUTH_FAIL_LIMIT": "0"})
     yield running
     running.stop()
 
@@ -230,9 +231,10 @@ def test_usage_panel_shows_the_traffic(page, gateway, admin, api, add_provider, 
 
 
 def test_the_range_switch_reloads_the_panel(page, gateway, admin, api, add_provider, upstream):
-    # The previous tests' traffic is still counted (this module's D1): each range adds it all up.
+    # Each range adds up the same traffic: all of it is of the last hour.
     add_provider(name="solo", models=[MODEL])
-    assert chat(api).status_code == 200
+    for _ in range(3):
+        assert chat(api).status_code == 200
     login(page, gateway.admin_token)
     usage = page.get_by_test_id("usage")
     body = page.get_by_test_id("usage-body")
@@ -240,7 +242,7 @@ def test_the_range_switch_reloads_the_panel(page, gateway, admin, api, add_provi
     expect(ranges).to_have_text(["24 小时", "7 天", "30 天"])
     expect(body).to_have_attribute("data-shown", "24h")
     total = slot_sums(page)["requests"]
-    assert total > 0
+    assert total == 3
 
     usage.locator('[data-range="7d"]').click()
     expect(body).to_have_attribute("data-shown", "7d")
@@ -290,7 +292,6 @@ def usd(value: float) -> str:
 
 
 def test_the_savings_of_each_pinned_openrouter_model(page, gateway, admin, api, openrouter_server):
-    # Last in this module: its requests would change the exact counts above.
     openrouter_server.reset()
     openrouter_server.set_endpoints(DEEPSEEK, DEEPSEEK_ENDPOINTS)
     openrouter_server.set_endpoints(QWEN, QWEN_ENDPOINTS)

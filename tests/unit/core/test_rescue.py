@@ -83,6 +83,8 @@ def test_openrouters_error_finish_is_a_cut_not_an_end():
         pytest.param(
             True, {**BODY, "tool_choice": "required"}, {}, Fault.CUT, Refusal.FORCED_TOOL, id="tool-required"
         ),
+        # Mistral's spelling of "required": the same forced tool call.
+        pytest.param(True, {**BODY, "tool_choice": "any"}, {}, Fault.CUT, Refusal.FORCED_TOOL, id="tool-any"),
         pytest.param(
             True,
             {**BODY, "tool_choice": {"type": "function", "function": {"name": "search"}}},
@@ -275,6 +277,7 @@ def test_the_quote_is_bounded_for_text_without_spaces():
         pytest.param(True, {k: v for k, v in BODY.items() if k != "stream"}, Refusal.NOT_STREAMED, id="no-stream"),
         pytest.param(True, {**BODY, "n": 3}, Refusal.SEVERAL_CHOICES, id="several-choices"),
         pytest.param(True, {**BODY, "tool_choice": "required"}, Refusal.FORCED_TOOL, id="tool-required"),
+        pytest.param(True, {**BODY, "tool_choice": "any"}, Refusal.FORCED_TOOL, id="tool-any"),
         pytest.param(True, {**BODY, "tool_choice": {"type": "function", "function": {"name": "f"}}},
                      Refusal.FORCED_TOOL, id="tool-named"),  # fmt: skip
         pytest.param(True, {**BODY, "response_format": {"type": "json_schema", "json_schema": {}}},

@@ -15,6 +15,7 @@ LONG = (
     "Coral grows reefs in warm shallow seas."
 )
 assert len(LONG) > 3 * rules.SEAM_HOLDBACK_CHARS
+assert rules.SEAM_MIN_OVERLAP_CHARS == len("lazy")  # the rows "tail-overlap-*-minimum" are written for it
 
 
 def run(partial: str, deltas: list[str]) -> tuple[str, SeamRefusal | None, int]:
@@ -45,6 +46,9 @@ CASES = [
     ("tail-overlap-longest", "It was over. It was over the", "It was over the hill.", " hill.", 15),
     ("tail-overlap-mid-word", "for more information", "ormation about it", " about it", 8),
     ("tail-overlap-cjk", "今天天气很好,我们明天去", "我们明天去公园吧。", "公园吧。", 5),
+    # At the boundary: a tail of exactly SEAM_MIN_OVERLAP_CHARS is a repeat, one shorter is not.
+    ("tail-overlap-at-minimum", "over the lazy", "lazy dog.", " dog.", 4),
+    ("tail-overlap-below-minimum-joined", "what she said", "aid arrived", "aid arrived", 0),
     ("short-overlap-joined", "in the", "he said", "he said", 0),
     ("digits-not-an-overlap", "costs 10", "0 dollars", "0 dollars", 0),
     ("long-tail-repeat-trimmed", LONG, LONG[50:] + " Then it rained.", " Then it rained.", len(LONG) - 50),

@@ -258,6 +258,61 @@ def test_a_part_holds_every_count_and_reads_back_as_the_same_tally():
     assert '[0,1,101,"quiet","chat",1]' in part.buckets  # trailing zeros left out
 
 
+def _migrated() -> sqlite3.Connection:
+    """A database as every migration, applied in order, leaves it (as ``wrangler d1 migrations
+    apply`` does)."""
+    db = sqlite3.connect(":memory:")
+    for path in sorted(MIGRATIONS.glob("*.sql")):
+        db.executescript(path.read_text())
+    return db
+
+
+# The statement shell/d1.py sends to write parts (its ``_UPSERT_PARTS``, for one part).
+UPSERT_PART = (
+    "INSERT INTO usage_parts (hour_ms, isolate, seq, buckets, events) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (hour_ms, isolate) DO UPDATE SET seq = excluded.seq, buckets = excluded.buckets, "
+    "events = excluded.events WHERE excluded.seq > usage_parts.seq"
+)
+
+
+def test_the_migrated_schema_holds_one_part_per_hour_and_isolate():
+    db = _migrated()
+
+    info = db.execute("PRAGMA table_info(usage_parts)")
+    columns = {name: (kind, not_null, pk) for _, name, kind, not_null, _, pk in info}
+    assert columns == {"hour_ms": ("INTEGER", 1, 1), "isolate": ("TEXT", 1, 2), "seq": ("INTEGER", 1, 0),
+                       "buckets": ("TEXT", 1, 0), "events": ("TEXT", 1, 0)}  # fmt: skip
+    [(_, index, unique, origin, _)] = db.execute("PRAGMA index_list(usage_parts)")
+    assert (unique, origin) == (1, "pk")
+    assert [name for _, _, name in db.execute(f"PRAGMA index_info({index})")] == ["hour_ms", "isolate"]
+    [(_, _, _, _, without_rowid, _)] = db.execute("PRAGMA table_list(usage_parts)")
+    assert without_rowid == 1
+    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "usage_buckets" not in tables and "usage_events" not in tables
+
+
+def test_a_part_is_replaced_by_a_newer_write_only():
+    db = _migrated()
+    hour = hour_of(T0)
+    db.execute(UPSERT_PART, (hour, "a", 2, "[[0,1,101,\"m\",\"chat\",2]]", "[]"))
+    db.execute(UPSERT_PART, (hour, "b", 1, "[]", "[]"))  # another isolate's part of the same hour
+
+    db.execute(UPSERT_PART, (hour, "a", 1, "[[0,1,101,\"m\",\"chat\",1]]", "[]"))  # an older write, late
+    assert db.execute("SELECT seq, buckets FROM usage_parts WHERE isolate = 'a'").fetchall() == [
+        (2, '[[0,1,101,"m","chat",2]]')
+    ]
+    db.execute(UPSERT_PART, (hour, "a", 3, "[[0,1,101,\"m\",\"chat\",3]]", "[]"))
+    assert db.execute("SELECT seq, buckets FROM usage_parts WHERE isolate = 'a'").fetchall() == [
+        (3, '[[0,1,101,"m","chat",3]]')
+    ]
+    assert db.execute("SELECT COUNT(*) FROM usage_parts").fetchone() == (2,)
+    # Without the upsert, a second row of an hour and isolate is refused, and so is a part without counts.
+    with pytest.raises(sqlite3.IntegrityError):
+        db.execute("INSERT INTO usage_parts VALUES (?, 'a', 4, '[]', '[]')", (hour,))
+    with pytest.raises(sqlite3.IntegrityError):
+        db.execute("INSERT INTO usage_parts VALUES (?, 'c', 1, NULL, '[]')", (hour,))
+
+
 def _old_database() -> sqlite3.Connection:
     """A database as the migrations before 0010 left it."""
     db = sqlite3.connect(":memory:")
