@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.core.config import SETTINGS, Config, ConfigCache, build_config
+from gateway.core.config import Config, ConfigCache, build_config
+from gateway.core.settings import SETTINGS
 from gateway.core.hop import DEPLOYMENT_ID_KEY
 from gateway.core.limits import LimitMemory
 from gateway.core.loop import Clock

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from gateway.core.config import SETTINGS
+from gateway.core.settings import SETTINGS
 from support.browser import login, open_fold, watched_page
 from support.d1 import d1_execute
 from support.openrouter import FakeOpenRouter, endpoint

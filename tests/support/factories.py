@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gateway.core.attempt import Candidate
-from gateway.core.config import Provider, ProviderKey, SealedKey
+from gateway.core.providers import Provider, ProviderKey, SealedKey
 from gateway.core.kinds import Kind
 from gateway.core.loop import Clock
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from gateway.core import rules
-from gateway.core.config import SETTINGS
+from gateway.core.settings import SETTINGS
 from support.readme import METRICS_OFF, inline_commands, metrics_left_on, wrangler_blocks
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -74,7 +74,7 @@ def test_every_key_the_page_uses_exists():
 
 def test_setting_and_source_labels_exist_for_every_known_value():
     keys = set(_i18n()["en"])
-    from gateway.core.config import SETTINGS
+    from gateway.core.settings import SETTINGS
 
     for setting in SETTINGS:
         assert {f"setting.{setting.key}", f"settingHelp.{setting.key}"} <= keys

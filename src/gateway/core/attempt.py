@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from gateway.core.config import Provider, ProviderKey
+from gateway.core.providers import Provider, ProviderKey
 
 __all__ = ["Attempt", "Candidate", "Defect", "Delivered", "Observed", "Outcome"]
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from gateway.core import rules
 from gateway.core.attempt import Candidate
-from gateway.core.config import Provider
+from gateway.core.providers import Provider
 from gateway.core.ledger import Cooldown, Ledger
 from gateway.core.memory import Memory
 from gateway.core.state import RouterState

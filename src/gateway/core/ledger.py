@@ -35,7 +35,7 @@ from typing import Literal, TypeVar, cast
 from gateway.core import rules
 from gateway.core.attempt import Candidate
 from gateway.core.classify import Failure, Source
-from gateway.core.config import ProviderKey
+from gateway.core.providers import ProviderKey
 
 __all__ = ["Cooldown", "Holder", "Ledger", "holder"]
 

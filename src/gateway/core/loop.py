@@ -41,7 +41,8 @@ from gateway.core import rules
 from gateway.core.attempt import Attempt, Candidate, Delivered, Observed
 from gateway.core.chain import Chain, Step
 from gateway.core.classify import Failure, FailureKind, classify
-from gateway.core.config import ProviderKey, Settings
+from gateway.core.providers import ProviderKey
+from gateway.core.settings import Settings
 from gateway.core.outcome import (
     CallerError,
     LoopResult,

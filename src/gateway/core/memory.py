@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.core import rules
-from gateway.core.config import Provider
+from gateway.core.providers import Provider
 
 __all__ = ["Memory", "Stats"]
 

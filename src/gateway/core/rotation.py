@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from gateway.core.config import Provider, ProviderKey
+from gateway.core.providers import Provider, ProviderKey
 from gateway.core.ledger import Ledger
 
 __all__ = ["Rotation"]

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from gateway.core import rules
 from gateway.core.classify import Failure
-from gateway.core.config import Provider, ProviderKey
+from gateway.core.providers import Provider, ProviderKey
 
 __all__ = ["Trail", "TrailEntry", "attempts_header", "header_safe", "named_key_id", "trail_header"]
 

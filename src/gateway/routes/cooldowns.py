@@ -15,7 +15,8 @@ from gateway.call import Call
 from gateway.core import rules
 from gateway.core.attempt import Candidate, Delivered
 from gateway.core.classify import classify
-from gateway.core.config import Config, Provider
+from gateway.core.config import Config
+from gateway.core.providers import Provider
 from gateway.core.kinds import Kind
 from gateway.core.ledger import Cooldown
 from gateway.core.subrequests import SUBREQUESTS

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import js
 from pyodide.ffi import JsException, to_js
 
-from gateway.core.config import SealedKey
+from gateway.core.providers import SealedKey
 from gateway.core.credentials import key_problem
 from gateway.errors import CryptoError
 from gateway.shell.http import plain

@@ -20,7 +20,8 @@ from typing import Any, Protocol
 
 from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
 from gateway.core.classify import scrub
-from gateway.core.config import Config, Provider, ProviderKey
+from gateway.core.config import Config
+from gateway.core.providers import Provider, ProviderKey
 from gateway.core.hop import Hops, forward_value
 from gateway.core.pinning import with_provider_member
 from gateway.core.sse import First

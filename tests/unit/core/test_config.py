@@ -5,15 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gateway.core import rules
-from gateway.core.config import (
-    SETTINGS_BY_KEY,
-    SETTINGS_BY_NAME,
-    ConfigCache,
-    Setting,
-    build_config,
-    parse_setting,
-    resolve_settings,
-)
+from gateway.core.config import ConfigCache, build_config
+from gateway.core.settings import SETTINGS_BY_KEY, SETTINGS_BY_NAME, Setting, parse_setting, resolve_settings
 from support.factories import provider
 
 CEILING = "routing_cooldown_ceiling_ms"

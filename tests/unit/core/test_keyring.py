@@ -7,7 +7,8 @@ import asyncio
 from dataclasses import dataclass, field
 
 from support.factories import provider
-from gateway.core.config import ConfigCache, ProviderKey, SealedKey, build_config
+from gateway.core.config import ConfigCache, build_config
+from gateway.core.providers import ProviderKey, SealedKey
 from gateway.core.keyring import KeyMemo
 
 KEY_HEX = "00" * 32

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.core import rules
-from gateway.core.config import resolve_settings
+from gateway.core.settings import resolve_settings
 from gateway.core.limits import (
     UNKNOWN_IP,
     LimitMemory,

@@ -13,7 +13,8 @@ from gateway.core import rules
 from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
 from gateway.core.chain import build_chain
 from gateway.core.classify import classify
-from gateway.core.config import Provider, Settings
+from gateway.core.providers import Provider
+from gateway.core.settings import Settings
 from gateway.core.loop import run_loop
 from gateway.core.outcome import CallerError, Exhausted, LoopResult, Served, format_eta
 from gateway.core.state import RouterState

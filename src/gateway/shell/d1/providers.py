@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gateway.core.config import Provider, ProviderKey, SealedKey
+from gateway.core.providers import Provider, ProviderKey, SealedKey
 from gateway.core.kinds import KIND_NAMES, Kind
 from gateway.shell.d1.columns import column_value, json_or
 from gateway.shell.d1.runner import batch
