@@ -50,9 +50,9 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.runtime import Gateway  # noqa: E402
-from support.openrouter import FakeOpenRouter, endpoint  # noqa: E402
-from support.upstream import FakeUpstream, Json, Sse, chunk, completion  # noqa: E402
+from support.openrouter import FakeOpenRouter, endpoint
+from support.runtime import Gateway
+from support.upstream import FakeUpstream, Json, Sse, chunk, completion
 
 WARMUP = 200  # V8 and the upstream connection pool settle first: the figures are steady-state
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "1000"))
@@ -67,7 +67,11 @@ SURFACES = {
         {"model": "m", "max_tokens": 8, "messages": _MESSAGES},
         {"model": "m", "max_tokens": 8, "messages": _MESSAGES, "stream": True},
     ),
-    "responses": ("/v1/responses", {"model": "m", "input": "Say hello."}, {"model": "m", "input": "Say hello.", "stream": True}),
+    "responses": (
+        "/v1/responses",
+        {"model": "m", "input": "Say hello."},
+        {"model": "m", "input": "Say hello.", "stream": True},
+    ),
     "gemini": (
         "/v1beta/models/m:generateContent",
         {"contents": [{"role": "user", "parts": [{"text": "Say hello."}]}]},
@@ -134,8 +138,11 @@ def first_byte_ms(client: httpx.Client, url: str, body: dict, headers: dict) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--free-plan", action="store_true",
-                        help="only the free plan's CPU cases (paced answers, agent turn, non-stream, floor)")
+    parser.add_argument(
+        "--free-plan",
+        action="store_true",
+        help="only the free plan's CPU cases (paced answers, agent turn, non-stream, floor)",
+    )
     only_free_plan = parser.parse_args().free_plan
     upstream = FakeUpstream().start()
     try:
@@ -168,8 +175,9 @@ def free_plan(gateway: Gateway, upstream: FakeUpstream) -> dict[str, object]:
     with httpx.Client(timeout=60) as client:
         for _ in range(WARMUP // 4):
             upstream.queue(Json(completion("m")))
-            client.post(f"{gateway.url}/v1/chat/completions", json={"model": "m", "messages": _MESSAGES},
-                        headers=api).raise_for_status()
+            client.post(
+                f"{gateway.url}/v1/chat/completions", json={"model": "m", "messages": _MESSAGES}, headers=api
+            ).raise_for_status()
         return {"paced": paced(gateway, upstream, client, api)}
 
 
@@ -187,6 +195,7 @@ def run(gateway: Gateway, upstream: FakeUpstream) -> dict[str, object]:
     results: dict[str, object] = {}
 
     with httpx.Client(timeout=30) as client:
+
         def direct() -> None:
             upstream.queue(answer)
             client.post(direct_url, json=body).raise_for_status()
@@ -250,8 +259,15 @@ def run(gateway: Gateway, upstream: FakeUpstream) -> dict[str, object]:
     return results
 
 
-def rescue(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: dict, stream_body: dict,
-           events: list, long_stream: Sse) -> dict:
+def rescue(
+    gateway: Gateway,
+    upstream: FakeUpstream,
+    client: httpx.Client,
+    api: dict,
+    stream_body: dict,
+    events: list,
+    long_stream: Sse,
+) -> dict:
     """Stream rescue (SPEC §16) on: what a healthy chat stream costs then (it is relayed in whole
     events rather than by the native pipe), and what a rescue adds: from the cut stream's last
     byte to the first rescued byte at the caller, both upstreams answering at once (the gateway's
@@ -259,11 +275,21 @@ def rescue(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: 
     reports it (``wait_ms``: from the break to the rescue's first event)."""
     admin = {"authorization": f"Bearer {gateway.admin_token}"}
     settings, url = f"{gateway.url}/api/admin/settings", f"{gateway.url}/v1/chat/completions"
-    made = client.post(
-        f"{gateway.url}/api/admin/providers", headers=admin,
-        json={"name": "bench-b", "base_url": upstream.base_url, "api_key": "sk-bench-key-9876543210", "models": ["m"],
-              "priority": 99},
-    ).raise_for_status().json()["provider"]
+    made = (
+        client.post(
+            f"{gateway.url}/api/admin/providers",
+            headers=admin,
+            json={
+                "name": "bench-b",
+                "base_url": upstream.base_url,
+                "api_key": "sk-bench-key-9876543210",
+                "models": ["m"],
+                "priority": 99,
+            },
+        )
+        .raise_for_status()
+        .json()["provider"]
+    )
     figures: dict[str, float] = {}
     try:
         for word, on in (("off", 0), ("on", 1)):
@@ -280,7 +306,8 @@ def rescue(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: 
                 first_byte_ms(client, url, stream_body, api)
             figures[f"{word}_sse_first_byte_median_ms"] = round(statistics.median(firsts), 2)
             figures[f"{word}_runtime_cpu_ms_per_{STREAM_CHUNKS}_chunk_answer"] = round(
-                (cpu_seconds(gateway.process.pid) - cpu_before) * 1000 / 10, 2)
+                (cpu_seconds(gateway.process.pid) - cpu_before) * 1000 / 10, 2
+            )
         gaps, waits = [], []
         cut = Sse([chunk("m", "The quick brown"), chunk("m", " fox")], done=False, reset=True)
         rest = Sse([chunk("m", " jumps over the lazy dog."), chunk("m", None, "stop")])
@@ -336,18 +363,28 @@ def pinning(gateway: Gateway, client: httpx.Client) -> dict:
     fake.set_endpoints("or/m", [endpoint("a"), endpoint("b", caching=False)])
     settings = f"{gateway.url}/api/admin/settings"
     client.put(settings, headers=admin, json={"openrouter_origin": fake.origin}).raise_for_status()
-    made = client.post(
-        f"{gateway.url}/api/admin/providers",
-        headers=admin,
-        json={"name": "or", "platform": "openrouter", "base_url": fake.base_url, "api_key": "sk-or-bench-0123456789", "models": ["or/m"]},
-    ).raise_for_status().json()["provider"]
+    made = (
+        client.post(
+            f"{gateway.url}/api/admin/providers",
+            headers=admin,
+            json={
+                "name": "or",
+                "platform": "openrouter",
+                "base_url": fake.base_url,
+                "api_key": "sk-or-bench-0123456789",
+                "models": ["or/m"],
+            },
+        )
+        .raise_for_status()
+        .json()["provider"]
+    )
     body = {"model": "or/m", "messages": [{"role": "user", "content": "Say hello in one word."}], "max_tokens": 8}
     url = f"{gateway.url}/v1/chat/completions"
     figures = {}
     try:
         for name, on in (("unpinned_median_ms", 0), ("pinned_median_ms", 1)):
             client.put(settings, headers=admin, json={"openrouter_pinning": on}).raise_for_status()
-            send = lambda: client.post(url, json=body, headers=api).raise_for_status()  # noqa: E731
+            send = lambda: client.post(url, json=body, headers=api).raise_for_status()
             timed(send, WARMUP)
             samples, cpu_ms = timed_cpu(gateway, send, ROUNDS)
             figures[name] = round(statistics.median(samples), 2)
@@ -363,7 +400,12 @@ def pinning(gateway: Gateway, client: httpx.Client) -> dict:
 def _wav(seconds: int, rate: int = 16000) -> bytes:
     """A WAV file of ``seconds`` of 16-bit mono silence: what a voice front end uploads."""
     frames = b"\0\0" * seconds * rate
-    header = b"RIFF" + struct.pack("<I", 36 + len(frames)) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 1, 1, rate, rate * 2, 2, 16)
+    header = (
+        b"RIFF"
+        + struct.pack("<I", 36 + len(frames))
+        + b"WAVEfmt "
+        + struct.pack("<IHHIIHH", 16, 1, 1, rate, rate * 2, 2, 16)
+    )
     return header + b"data" + struct.pack("<I", len(frames)) + frames
 
 
@@ -373,24 +415,34 @@ def openai_surface(gateway: Gateway, client: httpx.Client) -> dict:
     admin = {"authorization": f"Bearer {gateway.admin_token}"}
     api = {"authorization": f"Bearer {gateway.api_token}"}
     upstream_url = httpx.get(f"{gateway.url}/api/admin/providers", headers=admin).json()["providers"][0]["base_url"]
-    made = client.post(
-        f"{gateway.url}/api/admin/providers",
-        headers=admin,
-        json={"name": "kinds", "base_url": upstream_url, "api_key": "sk-bench-key-0123456789",
-              "models": ["text-embedding-3-small", "whisper-1"]},
-    ).raise_for_status().json()["provider"]
+    made = (
+        client.post(
+            f"{gateway.url}/api/admin/providers",
+            headers=admin,
+            json={
+                "name": "kinds",
+                "base_url": upstream_url,
+                "api_key": "sk-bench-key-0123456789",
+                "models": ["text-embedding-3-small", "whisper-1"],
+            },
+        )
+        .raise_for_status()
+        .json()["provider"]
+    )
     embeddings = {"model": "text-embedding-3-small", "input": [f"a sentence to embed, number {i}" for i in range(8)]}
     audio = _wav(8)
     upload = {"files": {"file": ("memo.wav", audio, "audio/wav")}, "data": {"model": "whisper-1"}}
     cases = {
         "embeddings": lambda base, headers: client.post(f"{base}/embeddings", json=embeddings, headers=headers),
-        "transcription_256kb": lambda base, headers: client.post(f"{base}/audio/transcriptions", headers=headers, **upload),
+        "transcription_256kb": lambda base, headers: client.post(
+            f"{base}/audio/transcriptions", headers=headers, **upload
+        ),
     }
     figures: dict[str, object] = {"upload_bytes": len(audio)}
     try:
         for name, send in cases.items():
-            direct = lambda: send(upstream_url, {}).raise_for_status()  # noqa: E731
-            through = lambda: send(f"{gateway.url}/v1", api).raise_for_status()  # noqa: E731
+            direct = lambda: send(upstream_url, {}).raise_for_status()
+            through = lambda: send(f"{gateway.url}/v1", api).raise_for_status()
             rounds = max(50, ROUNDS // 4)
             timed(direct, 50)
             timed(through, 50)
@@ -421,6 +473,7 @@ def surfaces(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api
     rounds = max(ROUNDS // 5, 50)
     figures: dict[str, dict[str, float]] = {}
     for name, (path, body, stream_body) in SURFACES.items():
+
         def call() -> None:
             upstream.queue(answer)
             client.post(gateway.url + path, json=body, headers=api).raise_for_status()
@@ -492,9 +545,28 @@ class IsolateCpu:
         self.isolate_ms: float | None = None
 
     def __enter__(self) -> IsolateCpu:
-        self._recorder = subprocess.Popen(
-            ["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-g", "-t", str(self._workerd), "-o", str(self._data)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if shutil.which("perf") else None
+        self._recorder = (
+            subprocess.Popen(
+                [
+                    "perf",
+                    "record",
+                    "-q",
+                    "-e",
+                    "cpu-clock",
+                    "-F",
+                    "2000",
+                    "-g",
+                    "-t",
+                    str(self._workerd),
+                    "-o",
+                    str(self._data),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            if shutil.which("perf")
+            else None
+        )
         self._main_before = _thread_cpu_ms(self._workerd)
         return self
 
@@ -519,24 +591,54 @@ def _drain(client: httpx.Client, url: str, body: dict, headers: dict) -> int:
 def _agent_body() -> dict:
     """A Claude Code-sized ``/v1/messages`` body, ~80 KB: a long system prompt, 16 tools with
     schemas, and a conversation of tool calls and results."""
-    tools = [{
-        "name": f"tool_{i}",
-        "description": "Does one thing of a coding agent's work, described at length. " * 20,
-        "input_schema": {"type": "object", "properties": {
-            f"arg_{j}": {"type": "string", "description": "An argument, described. " * 4} for j in range(6)},
-            "required": ["arg_0"]},
-    } for i in range(16)]
+    tools = [
+        {
+            "name": f"tool_{i}",
+            "description": "Does one thing of a coding agent's work, described at length. " * 20,
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    f"arg_{j}": {"type": "string", "description": "An argument, described. " * 4} for j in range(6)
+                },
+                "required": ["arg_0"],
+            },
+        }
+        for i in range(16)
+    ]
     messages: list[dict] = []
     for i in range(12):
         messages.append({"role": "user", "content": [{"type": "text", "text": "Please look at the next file. " * 20}]})
-        messages.append({"role": "assistant", "content": [
-            {"type": "text", "text": "Reading it."},
-            {"type": "tool_use", "id": f"toolu_{i}", "name": "tool_1", "input": {"arg_0": f"src/module_{i}.py"}}]})
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "def f():\n    return 1\n" * 60}]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Reading it."},
+                    {
+                        "type": "tool_use",
+                        "id": f"toolu_{i}",
+                        "name": "tool_1",
+                        "input": {"arg_0": f"src/module_{i}.py"},
+                    },
+                ],
+            }
+        )
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "def f():\n    return 1\n" * 60}
+                ],
+            }
+        )
     messages.append({"role": "user", "content": "Now write the summary."})
-    return {"model": "m", "max_tokens": 4096, "stream": True, "system": "You are a careful coding agent. " * 800,
-            "tools": tools, "messages": messages}
+    return {
+        "model": "m",
+        "max_tokens": 4096,
+        "stream": True,
+        "system": "You are a careful coding agent. " * 800,
+        "tools": tools,
+        "messages": messages,
+    }
 
 
 PACED_EVENTS = int(os.environ.get("BENCH_PACED_EVENTS", "1000"))
@@ -557,8 +659,10 @@ def paced(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: d
     300-event answer); a non-streamed chat request (the mean of ``NON_STREAM_REQUESTS``). Each
     row: the runtime processes' CPU less their idle CPU over the same time, workerd's main thread,
     and the Worker's own CPU (``IsolateCpu``)."""
-    paths = {"openai": ("/v1/chat/completions", {"model": "m", "messages": _MESSAGES, "stream": True}),
-             **{name: (path, stream_body) for name, (path, _body, stream_body) in SURFACES.items()}}
+    paths = {
+        "openai": ("/v1/chat/completions", {"model": "m", "messages": _MESSAGES, "stream": True}),
+        **{name: (path, stream_body) for name, (path, _body, stream_body) in SURFACES.items()},
+    }
     start = time.monotonic()
     idle_before = cpu_seconds(gateway.process.pid)
     time.sleep(5)  # the idle baseline: the processes' background CPU, to subtract
@@ -574,7 +678,8 @@ def paced(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: d
         elapsed = time.monotonic() - start
         row: dict[str, float] = {
             "cpu_ms": round((cpu_seconds(gateway.process.pid) - cpu_before - idle_rate * elapsed) * 1000 / requests, 1),
-            "workerd_main_thread_cpu_ms": round(cpu.main_ms / requests, 1)}
+            "workerd_main_thread_cpu_ms": round(cpu.main_ms / requests, 1),
+        }
         if writes is not None:
             row["writes_to_caller"] = writes
         if cpu.isolate_ms is not None:
@@ -592,12 +697,18 @@ def paced(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: d
         def non_stream() -> None:
             for _ in range(NON_STREAM_REQUESTS):
                 upstream.queue(Json(completion("m")))
-                client.post(gateway.url + "/v1/chat/completions", json={"model": "m", "messages": _MESSAGES},
-                            headers=api).raise_for_status()
+                client.post(
+                    gateway.url + "/v1/chat/completions", json={"model": "m", "messages": _MESSAGES}, headers=api
+                ).raise_for_status()
 
         measure("non_stream_chat", non_stream, NON_STREAM_REQUESTS)
-    return {"events": PACED_EVENTS, "events_per_s": round(1 / PACE_S), "agent_turn_body_bytes": len(json.dumps(_agent_body())),
-            "idle_cpu_ms_per_s": round(idle_rate * 1000, 2), "per_answer": figures}
+    return {
+        "events": PACED_EVENTS,
+        "events_per_s": round(1 / PACE_S),
+        "agent_turn_body_bytes": len(json.dumps(_agent_body())),
+        "idle_cpu_ms_per_s": round(idle_rate * 1000, 2),
+        "per_answer": figures,
+    }
 
 
 def floor(upstream: FakeUpstream) -> dict:
@@ -607,27 +718,40 @@ def floor(upstream: FakeUpstream) -> dict:
     read, and read in ~100 ms batches. The Worker's own CPU of each (``IsolateCpu``)."""
     port = _free_port()
     env = {**os.environ, "PATH": f"{ROOT / 'node_modules' / '.bin'}{os.pathsep}{os.environ['PATH']}"}
-    server = subprocess.Popen(["node", str(ROOT / "scripts" / "bench_floor.mjs"), str(port)], cwd=ROOT, env=env,
-                              stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        ["node", str(ROOT / "scripts" / "bench_floor.mjs"), str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert server.stdout is not None and server.stdout.readline().strip() == "ready"
-        workerd = next(pid for pid in process_tree(server.pid) if Path(f"/proc/{pid}/comm").read_text().strip() == "workerd")
+        workerd = next(
+            pid for pid in process_tree(server.pid) if Path(f"/proc/{pid}/comm").read_text().strip() == "workerd"
+        )
         base = f"http://127.0.0.1:{port}/"
         figures: dict[str, dict[str, float]] = {}
         with tempfile.TemporaryDirectory() as scratch, httpx.Client(timeout=120) as client:
             client.get(base, params={"case": "timers", "n": 20}).raise_for_status()  # warm
             with IsolateCpu(workerd, Path(scratch)) as cpu:
                 client.get(base, params={"case": "timers", "n": FLOOR_TIMERS}).raise_for_status()
-            figures["timers"] = {"wakes": FLOOR_TIMERS, "workerd_main_thread_cpu_ms": round(cpu.main_ms, 1),
-                                 **({"isolate_cpu_ms": round(cpu.isolate_ms, 1)} if cpu.isolate_ms is not None else {})}
+            figures["timers"] = {
+                "wakes": FLOOR_TIMERS,
+                "workerd_main_thread_cpu_ms": round(cpu.main_ms, 1),
+                **({"isolate_cpu_ms": round(cpu.isolate_ms, 1)} if cpu.isolate_ms is not None else {}),
+            }
             for case in ("native", "chunk", "batch"):
                 upstream.queue(_paced_answer(50))  # warm
                 _drain(client, base + f"?case={case}&up={upstream.base_url}/chat/completions", {}, {})
                 upstream.queue(_paced_answer(PACED_EVENTS))
                 with IsolateCpu(workerd, Path(scratch)) as cpu:
                     writes = _drain(client, base + f"?case={case}&up={upstream.base_url}/chat/completions", {}, {})
-                figures[case] = {"writes_to_caller": writes, "workerd_main_thread_cpu_ms": round(cpu.main_ms, 1),
-                                 **({"isolate_cpu_ms": round(cpu.isolate_ms, 1)} if cpu.isolate_ms is not None else {})}
+                figures[case] = {
+                    "writes_to_caller": writes,
+                    "workerd_main_thread_cpu_ms": round(cpu.main_ms, 1),
+                    **({"isolate_cpu_ms": round(cpu.isolate_ms, 1)} if cpu.isolate_ms is not None else {}),
+                }
         return figures
     finally:
         server.terminate()
@@ -661,6 +785,7 @@ _FLOOR_ROWS = [
 def free_plan_table(paced_figures: dict, floor_figures: dict) -> str:
     """SPEC §18's CPU rows as one table: the Worker's CPU per request beside its goal, then the
     floor (what a bare JavaScript Worker pays on this machine for the same wakes)."""
+
     def cell(row: dict) -> str:
         value = row.get("isolate_cpu_ms")
         return "n/a (no perf)" if value is None else f"{value} ms"
@@ -677,8 +802,13 @@ def free_plan_table(paced_figures: dict, floor_figures: dict) -> str:
 
 def in_process() -> object:
     """scripts/bench_relay.py inside Pyodide (scripts/profile): the Worker's own work per event, per surface."""
-    done = subprocess.run([str(ROOT / "scripts" / "profile"), str(ROOT / "scripts" / "bench_relay.py")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "profile"), str(ROOT / "scripts" / "bench_relay.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     start = done.stdout.find("{")
     if done.returncode != 0 or start < 0:
         return {"error": (done.stderr or done.stdout)[-500:]}

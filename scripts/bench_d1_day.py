@@ -52,9 +52,9 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.openrouter import FakeOpenRouter, endpoint  # noqa: E402
-from support.runtime import Gateway  # noqa: E402
-from support.upstream import FakeUpstream, Json, Sse, chunk, completion  # noqa: E402
+from support.openrouter import FakeOpenRouter, endpoint
+from support.runtime import Gateway
+from support.upstream import FakeUpstream, Json, Sse, chunk, completion
 
 HOUR_MS, MINUTE_MS = 3_600_000, 60_000
 CRON = "0 */3 * * *"
@@ -107,21 +107,31 @@ def arrivals(args: argparse.Namespace, draw: random.Random) -> list[Arrival]:
     for _ in range(total - wrong):
         at = draw.randrange(full_day)
         caller = draw.randrange(CALLERS)
-        out.append(Arrival(at, caller, _isolate_of(caller, args.isolates, draw),
-                           OR_MODEL if draw.random() < OPENROUTER_SHARE else draw.choice(MODELS),
-                           draw.random() < STREAM_SHARE))
+        out.append(
+            Arrival(
+                at,
+                caller,
+                _isolate_of(caller, args.isolates, draw),
+                OR_MODEL if draw.random() < OPENROUTER_SHARE else draw.choice(MODELS),
+                draw.random() < STREAM_SHARE,
+            )
+        )
     for burst in range(wrong // BURST):
         start = draw.randrange(full_day - MINUTE_MS)
         scanner = CALLERS + burst % 2
         for at in sorted(draw.randrange(MINUTE_MS) for _ in range(BURST)):
-            out.append(Arrival(start + at, scanner, _isolate_of(scanner, args.isolates, draw), draw.choice(MODELS), False))
+            out.append(
+                Arrival(start + at, scanner, _isolate_of(scanner, args.isolates, draw), draw.choice(MODELS), False)
+            )
     kept = [a for a in out if a.at_ms < span_ms and draw.random() < args.fraction]
     return sorted(kept, key=lambda a: a.at_ms)
 
 
 def _isolate_of(caller: int, isolates: int, draw: random.Random) -> int:
     home = caller % isolates
-    return home if draw.random() < HOME_SHARE or isolates == 1 else draw.choice([i for i in range(isolates) if i != home])
+    return (
+        home if draw.random() < HOME_SHARE or isolates == 1 else draw.choice([i for i in range(isolates) if i != home])
+    )
 
 
 class Upstreams:
@@ -131,10 +141,13 @@ class Upstreams:
     def __init__(self, seed: int) -> None:
         self.openai = FakeUpstream().start()
         self.openrouter = FakeOpenRouter().start()
-        self.openrouter.set_endpoints(OR_MODEL, [
-            endpoint("cache", prompt="0.0000003", completion="0.0000009", cache_read="0.00000003", throughput=50.0),
-            endpoint("cheap", prompt="0.0000002", completion="0.0000008", caching=False, throughput=60.0),
-        ])
+        self.openrouter.set_endpoints(
+            OR_MODEL,
+            [
+                endpoint("cache", prompt="0.0000003", completion="0.0000009", cache_read="0.00000003", throughput=50.0),
+                endpoint("cheap", prompt="0.0000002", completion="0.0000008", caching=False, throughput=60.0),
+            ],
+        )
         self._draw = random.Random(seed)
         self._lock = threading.Lock()
         self.failed = 0
@@ -170,21 +183,50 @@ class Upstreams:
 
 def configure(gateway: Gateway, upstreams: Upstreams) -> list[str]:
     """Providers, settings and clients; the four tokens callers use (the API token's first)."""
-    admin = httpx.Client(base_url=f"{gateway.url}/api/admin", timeout=30,
-                         headers={"authorization": f"Bearer {gateway.admin_token}"})
+    admin = httpx.Client(
+        base_url=f"{gateway.url}/api/admin", timeout=30, headers={"authorization": f"Bearer {gateway.admin_token}"}
+    )
     base = upstreams.openai.base_url
-    admin.post("/providers", json={"name": "a", "base_url": base, "priority": 10, "models": MODELS,
-                                   "api_keys": ["sk-day-a-key-0-0123456789", "sk-day-a-key-1-0123456789"]}).raise_for_status()
-    admin.post("/providers", json={"name": "b", "base_url": base, "priority": 20, "models": MODELS,
-                                   "api_key": "sk-day-b-key-0-0123456789"}).raise_for_status()
-    admin.post("/providers", json={"name": "openrouter", "platform": "openrouter", "base_url": upstreams.openrouter.base_url,
-                                   "api_key": "sk-or-day-key-0123456789", "models": [OR_MODEL]}).raise_for_status()
-    admin.put("/settings", json={"ip_rpm": IP_RPM, "auth_fail_limit": AUTH_FAIL_LIMIT, "default_client_rpm": CLIENT_RPM,
-                                 "openrouter_origin": upstreams.openrouter.origin, "openrouter_pinning": 1,
-                                 "stream_rescue": 1}).raise_for_status()
+    admin.post(
+        "/providers",
+        json={
+            "name": "a",
+            "base_url": base,
+            "priority": 10,
+            "models": MODELS,
+            "api_keys": ["sk-day-a-key-0-0123456789", "sk-day-a-key-1-0123456789"],
+        },
+    ).raise_for_status()
+    admin.post(
+        "/providers",
+        json={"name": "b", "base_url": base, "priority": 20, "models": MODELS, "api_key": "sk-day-b-key-0-0123456789"},
+    ).raise_for_status()
+    admin.post(
+        "/providers",
+        json={
+            "name": "openrouter",
+            "platform": "openrouter",
+            "base_url": upstreams.openrouter.base_url,
+            "api_key": "sk-or-day-key-0123456789",
+            "models": [OR_MODEL],
+        },
+    ).raise_for_status()
+    admin.put(
+        "/settings",
+        json={
+            "ip_rpm": IP_RPM,
+            "auth_fail_limit": AUTH_FAIL_LIMIT,
+            "default_client_rpm": CLIENT_RPM,
+            "openrouter_origin": upstreams.openrouter.origin,
+            "openrouter_pinning": 1,
+            "stream_rescue": 1,
+        },
+    ).raise_for_status()
     tokens = [gateway.api_token]
-    tokens += [admin.post("/clients", json={"name": f"team-{c}", "rpm": CLIENT_RPM}).raise_for_status().json()["token"]
-               for c in range(CLIENTS_NAMED)]
+    tokens += [
+        admin.post("/clients", json={"name": f"team-{c}", "rpm": CLIENT_RPM}).raise_for_status().json()["token"]
+        for c in range(CLIENTS_NAMED)
+    ]
     admin.close()
     return tokens
 
@@ -210,8 +252,11 @@ class Day:
 
     def send(self, a: Arrival) -> None:
         token = self.tokens[a.caller % len(self.tokens)] if a.caller < CALLERS else f"fk-wrong-{a.caller}-{a.at_ms}"
-        headers = {"authorization": f"Bearer {token}", "cf-connecting-ip": f"198.51.100.{a.caller + 1}",
-                   "x-dev-isolate": str(a.isolate)}
+        headers = {
+            "authorization": f"Bearer {token}",
+            "cf-connecting-ip": f"198.51.100.{a.caller + 1}",
+            "x-dev-isolate": str(a.isolate),
+        }
         body = {"model": a.model, "messages": _MESSAGES, "stream": a.stream}
         with self._client().stream("POST", "/chat/completions", json=body, headers=headers) as answer:
             answer.read()
@@ -220,7 +265,9 @@ class Day:
             self.statuses[answer.status_code] += 1
             self.max_failed_attempts = max(self.max_failed_attempts, attempts)
 
-    def run(self, plan: list[Arrival], day_start_ms: int, cron_every_ms: int, hours: float, upstreams: Upstreams) -> int:
+    def run(
+        self, plan: list[Arrival], day_start_ms: int, cron_every_ms: int, hours: float, upstreams: Upstreams
+    ) -> int:
         """Send ``plan``; fire the cron at each of its times; the upstream fetches made."""
         fetches = 0
         next_cron = 0
@@ -253,8 +300,9 @@ class Day:
 def flush_isolates(gateway: Gateway, isolates: int) -> None:
     """Each isolate's unwritten usage, written by the admin's usage read (a forced write)."""
     gateway.advance_clock(MINUTE_MS)
-    with httpx.Client(base_url=f"{gateway.url}/api/admin", timeout=60,
-                      headers={"authorization": f"Bearer {gateway.admin_token}"}) as admin:
+    with httpx.Client(
+        base_url=f"{gateway.url}/api/admin", timeout=60, headers={"authorization": f"Bearer {gateway.admin_token}"}
+    ) as admin:
         for k in range(isolates):
             admin.get("/usage", headers={"x-dev-isolate": str(k)}).raise_for_status()
 
@@ -282,8 +330,12 @@ def tally(day_log: str, final_log: str, scale: float) -> dict:
     read = written = statements = calls = 0.0
     for r, w, n, by in _BILLED.findall(day_log):
         factor = cron_scale if by == "cron" else scale
-        read, written, statements, calls = read + int(r) * factor, written + int(w) * factor, \
-            statements + int(n) * factor, calls + factor
+        read, written, statements, calls = (
+            read + int(r) * factor,
+            written + int(w) * factor,
+            statements + int(n) * factor,
+            calls + factor,
+        )
     final_written = sum(int(w) for _, w, _, _ in _BILLED.findall(final_log))
     by_kind: dict[str, list[float]] = {}
     for r, w, by, sql in _STMT.findall(day_log):
@@ -308,8 +360,10 @@ def tally(day_log: str, final_log: str, scale: float) -> dict:
         "max_calls_one_request": max((r[1] for r in per_request), default=0),
         "cron_runs": cron_runs,
         "final_flush_rows_written": final_written,
-        "by_kind_per_day": {k: {"read": round(v[0]), "written": round(v[1])}
-                            for k, v in sorted(by_kind.items(), key=lambda kv: (-kv[1][1], -kv[1][0]))},
+        "by_kind_per_day": {
+            k: {"read": round(v[0]), "written": round(v[1])}
+            for k, v in sorted(by_kind.items(), key=lambda kv: (-kv[1][1], -kv[1][0]))
+        },
     }
 
 
@@ -319,9 +373,11 @@ def table(figures: dict, method: str) -> str:
         "| resource | free plan | SPEC §18 budget | this Worker, measured |",
         "|---|---|---|---|",
         f"| requests / day | 100,000 | 100,000 over {figures['isolates']} isolates | {figures['requests_per_day']:,} |",
-        f"| D1 rows written / day | {FREE_PLAN['written']:,} | ≤ {BUDGET['written']:,} | {d1['rows_written_per_day']:,} |",
+        f"| D1 rows written / day | {FREE_PLAN['written']:,} | ≤ {BUDGET['written']:,} "
+        f"| {d1['rows_written_per_day']:,} |",
         f"| D1 rows read / day | {FREE_PLAN['read']:,} | ≤ {BUDGET['read']:,} | {d1['rows_read_per_day']:,} |",
-        f"| D1 statements / day (calls: a batch is one) | — | — | {d1['statements_per_day']:,} ({d1['calls_per_day']:,} calls) |",
+        f"| D1 statements / day (calls: a batch is one) | — | — "
+        f"| {d1['statements_per_day']:,} ({d1['calls_per_day']:,} calls) |",
         f"| D1 statements per request, mean (share of requests with any) | — | 0 on the warm path "
         f"| {d1['statements_per_request_mean']} ({d1['requests_with_d1_share']:.0%}) |",
         f"| most D1 statements (calls) one request made, waitUntil included | 50 subrequests | counted "
@@ -349,9 +405,11 @@ def main() -> None:
     draw = random.Random(args.seed)
     plan = arrivals(args, draw)
     scale = 24 / args.hours / args.fraction
-    method = (f"{len(plan):,} requests sent over {args.hours:g} h of the Worker's clock "
-              f"({args.fraction:g} of {args.requests:,} a day's arrivals), {args.isolates} simulated isolates, "
-              f"{CALLERS} callers; per-day figures = measured × {scale:g} (the cron's: × 8 / its runs)")
+    method = (
+        f"{len(plan):,} requests sent over {args.hours:g} h of the Worker's clock "
+        f"({args.fraction:g} of {args.requests:,} a day's arrivals), {args.isolates} simulated isolates, "
+        f"{CALLERS} callers; per-day figures = measured × {scale:g} (the cron's: × 8 / its runs)"
+    )
     upstreams = Upstreams(args.seed)
     started = time.monotonic()
     # The runtime's D1 on a memory file system where there is one: the rows billed are the same,

@@ -1,9 +1,11 @@
 """How the serving process's memory grows under load (issue 18).
 
-Starts the Worker on workerd in front of the fake upstream, sends ``--requests`` requests (default 20,000) in a repeating mix of four
+Starts the Worker on workerd in front of the fake upstream, sends ``--requests`` requests (default
+20,000) in a repeating mix of four
 (chat JSON, chat SSE, Anthropic Messages SSE, Responses JSON: the pass-through and translated
 paths), and prints the resident memory (RSS, from /proc) of the process that runs the Worker (workerd)
-and of the runtime's whole process tree, every ``--every`` requests (default 2,000), then the growth from the first sample
+and of the runtime's whole process tree, every ``--every`` requests (default 2,000), then the growth
+from the first sample
 to the last and over the second half (a leak keeps its rate; a warm-up levels off). The goal is
 flat within noise: a per-request leak would recycle a production isolate (128 MB), losing its
 cooldowns and speed memory and failing the requests in flight.
@@ -23,10 +25,9 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.runtime import Gateway  # noqa: E402
-from support.upstream import FakeUpstream, Json, Sse, chunk, completion  # noqa: E402
-
-from bench import process_tree, workerd_pid  # noqa: E402  (scripts/, this script's folder)
+from bench import process_tree, workerd_pid
+from support.runtime import Gateway
+from support.upstream import FakeUpstream, Json, Sse, chunk, completion
 
 CLIENTS = 4
 _MESSAGES = [{"role": "user", "content": "Say hello in one word."}]
@@ -59,13 +60,21 @@ def measure(requests: int, every: int, upstream: FakeUpstream) -> dict:
         gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_TRACE_D1": "0", "LD_PRELOAD": ""})
         try:
             admin = {"authorization": f"Bearer {gateway.admin_token}"}
-            httpx.post(f"{gateway.url}/api/admin/providers", headers=admin, json={
-                "name": "mem", "base_url": upstream.base_url, "api_key": "sk-memory-key-0123456789", "models": ["j", "s"],
-            }).raise_for_status()
+            httpx.post(
+                f"{gateway.url}/api/admin/providers",
+                headers=admin,
+                json={
+                    "name": "mem",
+                    "base_url": upstream.base_url,
+                    "api_key": "sk-memory-key-0123456789",
+                    "models": ["j", "s"],
+                },
+            ).raise_for_status()
             headers = {"authorization": f"Bearer {gateway.api_token}"}
             serving = _serving(gateway)
             samples = []
             with httpx.Client(base_url=gateway.url, headers=headers, timeout=30) as client:
+
                 def send(n: int) -> None:
                     path, body = MIX[n % len(MIX)]
                     client.post(path, json=body).raise_for_status()
@@ -74,8 +83,13 @@ def measure(requests: int, every: int, upstream: FakeUpstream) -> dict:
                     for done in range(every, requests + 1, every):
                         list(pool.map(send, range(done - every, done)))
                         tree = sum(_rss_mb(pid) for pid in process_tree(gateway.process.pid))
-                        samples.append({"requests": done, "serving_rss_mb": round(_rss_mb(serving), 1),
-                                        "tree_rss_mb": round(tree, 1)})
+                        samples.append(
+                            {
+                                "requests": done,
+                                "serving_rss_mb": round(_rss_mb(serving), 1),
+                                "tree_rss_mb": round(tree, 1),
+                            }
+                        )
                         print(samples[-1], file=sys.stderr, flush=True)
         finally:
             gateway.stop()

@@ -42,7 +42,9 @@ def page_files(client: httpx.Client) -> list[str]:
         files.append(path)
         if path.endswith(".js"):
             # Its static imports of the page's own modules (an import list may take several lines).
-            queue += [f"/{name}" for name in re.findall(r'^import [^;]*? from "\./([\w.-]+)";$', client.get(path).text, re.M)]
+            queue += [
+                f"/{name}" for name in re.findall(r'^import [^;]*? from "\./([\w.-]+)";$', client.get(path).text, re.M)
+            ]
     return files
 
 
@@ -76,6 +78,7 @@ def main() -> None:
     # The measured checkout's own launcher, imported before scripts/bench imports this one's.
     sys.path.insert(0, str(args.root.resolve() / "tests"))
     from support.runtime import Gateway
+
     sys.path.insert(0, str(HERE))
 
     # A checkout from before 2026-12-03 had two runtimes, the Node one by default: workerd, as here.

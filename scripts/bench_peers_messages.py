@@ -58,6 +58,7 @@ def log(msg: str) -> None:
 
 # ----------------------------------------------------------------------------- targets
 
+
 @dataclass
 class Target:
     name: str
@@ -98,13 +99,14 @@ def parse_gateway(spec: str) -> Target:
 
 # ----------------------------------------------------------------------------- CPU (as overhead.py)
 
+
 def _stat(pid: int) -> list[str] | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             data = fh.read().decode("latin-1")
     except OSError:
         return None
-    return data[data.rindex(")") + 2:].split()  # fields from #3 (state) on; the name may hold spaces
+    return data[data.rindex(")") + 2 :].split()  # fields from #3 (state) on; the name may hold spaces
 
 
 def cpu_ms(root: int) -> float:
@@ -136,6 +138,7 @@ def idle_rates(targets: list[Target], seconds: float) -> dict[str, float]:
 
 # ----------------------------------------------------------------------------- checking answers
 
+
 def sse_events(data: bytes) -> list[tuple[str | None, str]]:
     """(event name, data) per SSE event."""
     out = []
@@ -154,8 +157,12 @@ def sse_events(data: bytes) -> list[tuple[str | None, str]]:
 def openai_text(data: bytes, stream: bool) -> str:
     if not stream:
         return json.loads(data)["choices"][0]["message"]["content"]
-    return "".join((c.get("delta") or {}).get("content") or ""
-                   for _, d in sse_events(data) if d != "[DONE]" for c in json.loads(d)["choices"])
+    return "".join(
+        (c.get("delta") or {}).get("content") or ""
+        for _, d in sse_events(data)
+        if d != "[DONE]"
+        for c in json.loads(d)["choices"]
+    )
 
 
 def check_anthropic(data: bytes, stream: bool, want: str) -> str:
@@ -176,8 +183,11 @@ def check_anthropic(data: bytes, stream: bool, want: str) -> str:
         raise ValueError(f"events {types}: no content_block_delta, or an error")
     if unnamed := [t for (name, e), t in zip(events, types) if name != t]:
         raise ValueError(f"events whose `event:` line does not name their type: {unnamed[:3]}")
-    text = "".join(e["delta"].get("text", "") for _, e in events
-                   if e["type"] == "content_block_delta" and e["delta"].get("type") == "text_delta")
+    text = "".join(
+        e["delta"].get("text", "")
+        for _, e in events
+        if e["type"] == "content_block_delta" and e["delta"].get("type") == "text_delta"
+    )
     if text != want:
         raise ValueError(f"text {text!r} is not the upstream's {want!r}")
     runs: list[list] = []  # the sequence, runs collapsed: "content_block_delta x20"
@@ -190,6 +200,7 @@ def check_anthropic(data: bytes, stream: bool, want: str) -> str:
 
 
 # ----------------------------------------------------------------------------- sequential client
+
 
 class RequestError(Exception):
     pass
@@ -241,10 +252,10 @@ class Conn:
             self.close()
             if retry:  # the server dropped an idle keep-alive connection: once more on a new one
                 return self.request(stream, retry=False)
-            raise RequestError(f"connection error: {e!r}")
+            raise RequestError(f"connection error: {e!r}") from e
         except (OSError, http.client.HTTPException) as e:
             self.close()
-            raise RequestError(f"{type(e).__name__}: {e}")
+            raise RequestError(f"{type(e).__name__}: {e}") from e
         data = b"".join(parts)
         if resp.status != 200:
             self.close()
@@ -343,20 +354,27 @@ def analyse(raw: dict, direct: Target, targets: list[Target], idle: dict[str, fl
     out: dict = {}
     for m, per in raw.items():
         metrics: dict[str, Callable[[Sample], float]] = (
-            {"ttfb": lambda s: s.ttfb_ms, "total": lambda s: s.total_ms} if m == "stream"
-            else {"latency": lambda s: s.total_ms})
+            {"ttfb": lambda s: s.ttfb_ms, "total": lambda s: s.total_ms}
+            if m == "stream"
+            else {"latency": lambda s: s.total_ms}
+        )
         res: dict = {}
         for t in targets:
             rec: Record = per[t.name]
             e: dict = {"requests": rec.requests, "errors": len(rec.errors), "error_samples": rec.errors[:3]}
             for metric, get in metrics.items():
                 rmeds = [statistics.median(get(s) for s in r) for r in rec.rounds if r]
-                e[metric] = {"median": statistics.median(rmeds) if rmeds else None, "round_medians": rmeds,
-                             "p90": pct([get(s) for r in rec.rounds for s in r], 90)}
+                e[metric] = {
+                    "median": statistics.median(rmeds) if rmeds else None,
+                    "round_medians": rmeds,
+                    "p90": pct([get(s) for r in rec.rounds for s in r], 90),
+                }
             if t.pid:
                 n = max(rec.requests, 1)
-                e["cpu_ms_per_req"] = {"raw": rec.cpu_ms / n,
-                                       "idle_corrected": (rec.cpu_ms - idle.get(t.name, 0.0) * rec.wall_s) / n}
+                e["cpu_ms_per_req"] = {
+                    "raw": rec.cpu_ms / n,
+                    "idle_corrected": (rec.cpu_ms - idle.get(t.name, 0.0) * rec.wall_s) / n,
+                }
             res[t.name] = e
         for t in targets:
             if t is direct:
@@ -371,14 +389,20 @@ def analyse(raw: dict, direct: Target, targets: list[Target], idle: dict[str, fl
 
 # ----------------------------------------------------------------------------- concurrency
 
+
 class AioConn:
     """One keep-alive connection speaking just enough HTTP/1.1 (content-length or chunked)."""
 
     def __init__(self, t: Target) -> None:
         self.t = t
         body = t.body(True)
-        head = [f"POST {t.path} HTTP/1.1", f"Host: {t.host}:{t.port}", "Content-Type: application/json",
-                *(f"{k}: {v}" for k, v in t.headers.items()), f"Content-Length: {len(body)}"]
+        head = [
+            f"POST {t.path} HTTP/1.1",
+            f"Host: {t.host}:{t.port}",
+            "Content-Type: application/json",
+            *(f"{k}: {v}" for k, v in t.headers.items()),
+            f"Content-Length: {len(body)}",
+        ]
         self.req = ("\r\n".join(head) + "\r\n\r\n").encode() + body
         self.r: asyncio.StreamReader | None = None
         self.w: asyncio.StreamWriter | None = None
@@ -429,8 +453,15 @@ async def load(t: Target, clients: int, seconds: float, timeout: float) -> tuple
         while time.perf_counter() < end:
             try:
                 lat.append(await asyncio.wait_for(c.request(), timeout))
-            except (RequestError, OSError, ValueError, IndexError, asyncio.TimeoutError,
-                    asyncio.IncompleteReadError, asyncio.LimitOverrunError) as e:
+            except (
+                TimeoutError,
+                RequestError,
+                OSError,
+                ValueError,
+                IndexError,
+                asyncio.IncompleteReadError,
+                asyncio.LimitOverrunError,
+            ) as e:
                 errors.append(f"{type(e).__name__}: {e}"[:300])
                 c.close()
                 await asyncio.sleep(0.01)
@@ -450,17 +481,24 @@ def concurrency(gateways: list[Target], args: argparse.Namespace) -> dict:
         lat, errors = asyncio.run(load(t, args.concurrency, args.duration, args.timeout))
         wall = time.perf_counter() - t0
         cpu = cpu_ms(t.pid) - cpu0 if t.pid else None
-        out[t.name] = {"completed": len(lat), "errors": len(errors), "error_samples": sorted(set(errors))[:3],
-                       "rps": len(lat) / wall, "p50_ms": pct(lat, 50), "p90_ms": pct(lat, 90),
-                       "cpu_ms_per_req": cpu / max(len(lat), 1) if cpu is not None else None,
-                       "cpu_pct": cpu / 10 / wall if cpu is not None else None,
-                       "client_cpu_pct": (cpu_ms(me) - me0) / 10 / wall}
+        out[t.name] = {
+            "completed": len(lat),
+            "errors": len(errors),
+            "error_samples": sorted(set(errors))[:3],
+            "rps": len(lat) / wall,
+            "p50_ms": pct(lat, 50),
+            "p90_ms": pct(lat, 90),
+            "cpu_ms_per_req": cpu / max(len(lat), 1) if cpu is not None else None,
+            "cpu_pct": cpu / 10 / wall if cpu is not None else None,
+            "client_cpu_pct": (cpu_ms(me) - me0) / 10 / wall,
+        }
         log(f"  concurrency {t.name:<8} {out[t.name]['rps']:.0f} req/s, {len(errors)} errors")
         time.sleep(1)  # let the last streams' tails settle before the next target
     return out
 
 
 # ----------------------------------------------------------------------------- report
+
 
 def fmt(v: float | None, nd: int = 2, sign: bool = False) -> str:
     return "-" if v is None else (f"{v:+.{nd}f}" if sign else f"{v:.{nd}f}")
@@ -474,31 +512,63 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 def report(result: dict) -> str:
     meta, out = result["meta"], []
-    out.append(f"# /v1/messages: gateway vs LiteLLM  {meta['started']}  cpus={meta['cpus']} "
-               f"load(before)={meta['loadavg_before']}")
+    out.append(
+        f"# /v1/messages: gateway vs LiteLLM  {meta['started']}  cpus={meta['cpus']} "
+        f"load(before)={meta['loadavg_before']}"
+    )
     seq = result.get("sequential", {})
     if "stream" in seq:
-        out.append(f"\n## stream (ms)  {meta['rounds']} rounds x {meta['requests']} req; ttfb = first body byte; "
-                   "added = paired vs direct (OpenAI stream)")
-        rows = [[name, fmt(e["ttfb"]["median"]), fmt(e["ttfb"].get("added"), sign=True), fmt(e["total"]["median"]),
-                 fmt(e["total"]["p90"]), fmt(e["total"].get("added"), sign=True),
-                 fmt(e.get("cpu_ms_per_req", {}).get("idle_corrected")), str(e["errors"])]
-                for name, e in seq["stream"].items()]
+        out.append(
+            f"\n## stream (ms)  {meta['rounds']} rounds x {meta['requests']} req; ttfb = first body byte; "
+            "added = paired vs direct (OpenAI stream)"
+        )
+        rows = [
+            [
+                name,
+                fmt(e["ttfb"]["median"]),
+                fmt(e["ttfb"].get("added"), sign=True),
+                fmt(e["total"]["median"]),
+                fmt(e["total"]["p90"]),
+                fmt(e["total"].get("added"), sign=True),
+                fmt(e.get("cpu_ms_per_req", {}).get("idle_corrected")),
+                str(e["errors"]),
+            ]
+            for name, e in seq["stream"].items()
+        ]
         out.append(table(["target", "ttfb", "added", "total", "total p90", "added", "cpu ms/req", "errors"], rows))
     if "nonstream" in seq:
         out.append(f"\n## non-stream (ms)  {meta['rounds']} rounds x {meta['requests']} req; added = paired vs direct")
-        rows = [[name, fmt(e["latency"]["median"]), fmt(e["latency"]["p90"]), fmt(e["latency"].get("added"), sign=True),
-                 fmt(e.get("cpu_ms_per_req", {}).get("idle_corrected")), str(e["errors"])]
-                for name, e in seq["nonstream"].items()]
+        rows = [
+            [
+                name,
+                fmt(e["latency"]["median"]),
+                fmt(e["latency"]["p90"]),
+                fmt(e["latency"].get("added"), sign=True),
+                fmt(e.get("cpu_ms_per_req", {}).get("idle_corrected")),
+                str(e["errors"]),
+            ]
+            for name, e in seq["nonstream"].items()
+        ]
         out.append(table(["target", "latency", "p90", "added", "cpu ms/req", "errors"], rows))
     if idle := result.get("idle_cpu_ms_per_s"):
-        out.append("cpu ms/req is idle-corrected; idle CPU (ms per s): " +
-                   ", ".join(f"{k}={v:.1f}" for k, v in idle.items()))
+        out.append(
+            "cpu ms/req is idle-corrected; idle CPU (ms per s): " + ", ".join(f"{k}={v:.1f}" for k, v in idle.items())
+        )
     if conc := result.get("concurrency"):
         out.append(f"\n## concurrency  {meta['concurrency']} clients x {meta['duration']} s, streamed /v1/messages")
-        rows = [[name, fmt(e["rps"], 0), str(e["errors"]), fmt(e["p50_ms"]), fmt(e["p90_ms"]),
-                 fmt(e["cpu_ms_per_req"]), fmt(e["cpu_pct"], 0), fmt(e["client_cpu_pct"], 0)]
-                for name, e in conc.items()]
+        rows = [
+            [
+                name,
+                fmt(e["rps"], 0),
+                str(e["errors"]),
+                fmt(e["p50_ms"]),
+                fmt(e["p90_ms"]),
+                fmt(e["cpu_ms_per_req"]),
+                fmt(e["cpu_pct"], 0),
+                fmt(e["client_cpu_pct"], 0),
+            ]
+            for name, e in conc.items()
+        ]
         header = ["target", "req/s", "errors", "p50 ms", "p90 ms", "cpu ms/req", "cpu %", "client cpu %"]
         out.append(table(header, rows))
     for part in (*seq.values(), conc or {}):
@@ -509,6 +579,7 @@ def report(result: dict) -> str:
 
 
 # ----------------------------------------------------------------------------- main
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -532,12 +603,20 @@ def main() -> int:
     direct = Target("direct", args.direct, False, {"authorization": "Bearer k-ok"})
     gateways = [parse_gateway(g) for g in args.gateway]
     targets = [direct, *gateways]
-    result: dict = {"meta": {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpus": os.cpu_count(),
-                             "loadavg_before": [round(x, 2) for x in os.getloadavg()], "rounds": args.rounds,
-                             "requests": args.requests, "warmup": args.warmup, "modes": modes,
-                             "concurrency": args.concurrency, "duration": args.duration,
-                             "targets": {t.name: {"url": f"http://{t.host}:{t.port}{t.path}", "pid": t.pid}
-                                         for t in targets}}}
+    result: dict = {
+        "meta": {
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "cpus": os.cpu_count(),
+            "loadavg_before": [round(x, 2) for x in os.getloadavg()],
+            "rounds": args.rounds,
+            "requests": args.requests,
+            "warmup": args.warmup,
+            "modes": modes,
+            "concurrency": args.concurrency,
+            "duration": args.duration,
+            "targets": {t.name: {"url": f"http://{t.host}:{t.port}{t.path}", "pid": t.pid} for t in targets},
+        }
+    }
     log("preflight")
     if problems := preflight(direct, gateways, args.timeout):
         for p in problems:
@@ -557,8 +636,12 @@ def main() -> int:
     result["idle_cpu_ms_per_s"] = idle_rates(targets, args.idle_seconds)
     if args.rounds:
         log(f"sequential: {args.rounds} rounds x {args.requests} requests x {modes}")
-        result["sequential"] = analyse(sequential(targets, modes, args.rounds, args.requests, args.timeout),
-                                       direct, targets, result["idle_cpu_ms_per_s"])
+        result["sequential"] = analyse(
+            sequential(targets, modes, args.rounds, args.requests, args.timeout),
+            direct,
+            targets,
+            result["idle_cpu_ms_per_s"],
+        )
     if args.concurrency > 0:
         log(f"concurrency: {args.concurrency} clients x {args.duration}s")
         result["concurrency"] = concurrency(gateways, args)

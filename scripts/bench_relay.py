@@ -20,12 +20,12 @@ from pyodide.ffi import to_js
 
 sys.path.insert(0, sys.argv[1])
 
-from gateway.core.sse import first_event  # noqa: E402
-from gateway.shell.stream import OpenedStream, Relay  # noqa: E402
-from gateway.shell.translation import TranslatedRelay  # noqa: E402
-from gateway.surfaces import anthropic, gemini, responses  # noqa: E402
-from gateway.surfaces.ollama_stream import OllamaStream  # noqa: E402
-from gateway.surfaces.passthrough import ChatPassThrough  # noqa: E402
+from gateway.core.sse import first_event
+from gateway.shell.stream import OpenedStream, Relay
+from gateway.shell.translation import TranslatedRelay
+from gateway.surfaces import anthropic, gemini, responses
+from gateway.surfaces.ollama_stream import OllamaStream
+from gateway.surfaces.passthrough import ChatPassThrough
 
 EVENTS = 1000
 ROUNDS = 5

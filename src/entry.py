@@ -185,7 +185,9 @@ class Default(WorkerEntrypoint):
             await usage.prune(self.env.DB)
             await limits.sweep(self.env.DB, isolate.now_ms())
         except StorageError:
-            logger.warning("cron %s: old usage or rate windows not pruned (D1 failed); the next run tries again", controller.cron)
+            logger.warning(
+                "cron %s: old usage or rate windows not pruned (D1 failed); the next run tries again", controller.cron
+            )
 
 
 # workerd calls ``fetch`` through ``pyodide.code.relaxed_call``, which asks ``inspect.signature``

@@ -179,7 +179,9 @@ class FaultyD1:
 
 
 def _json(body: dict[str, Any], status: int = 200) -> Response:
-    return Response(json.dumps(body), status=status, headers={"content-type": "application/json", "cache-control": "no-store"})
+    return Response(
+        json.dumps(body), status=status, headers={"content-type": "application/json", "cache-control": "no-store"}
+    )
 
 
 async def answer(request: Any, env: Any) -> Response | None:
@@ -188,7 +190,9 @@ async def answer(request: Any, env: Any) -> Response | None:
         return None
     token = getattr(env, "ADMIN_TOKEN", None)
     if not token or request.headers.get("authorization") != f"Bearer {token}":
-        return _json({"error": {"message": "the env ADMIN_TOKEN as a Bearer token", "type": "authentication_error"}}, 401)
+        return _json(
+            {"error": {"message": "the env ADMIN_TOKEN as a Bearer token", "type": "authentication_error"}}, 401
+        )
     _start(env)
     if request.method == "POST":
         try:
@@ -197,7 +201,9 @@ async def answer(request: Any, env: Any) -> Response | None:
             asked = None
         mode = parse_mode(asked)
         if mode is None:
-            return _json({"error": {"message": "mode: off, all, writes or quota:N", "type": "invalid_request_error"}}, 400)
+            return _json(
+                {"error": {"message": "mode: off, all, writes or quota:N", "type": "invalid_request_error"}}, 400
+            )
         was = _fault.set(*mode)
         return _json({**_fault.json(), "was": was})
     if request.method != "GET":

@@ -151,11 +151,13 @@ def build(pyodide_dir: Path, workerd: Path, out_dir: Path) -> Path:
             "pin them together in package.json"
         )
     asm = patched_asm((pyodide_dir / "pyodide.asm.mjs").read_text())
-    bundle = encode_bundle([
-        ("pyodideRuntime-internal:pyodide.asm", "src", asm.encode()),
-        ("pyodideRuntime-internal:pyodide.asm.wasm", "wasm", (pyodide_dir / "pyodide.asm.wasm").read_bytes()),
-        ("pyodideRuntime-internal:python_stdlib.zip", "data", (pyodide_dir / "python_stdlib.zip").read_bytes()),
-    ])
+    bundle = encode_bundle(
+        [
+            ("pyodideRuntime-internal:pyodide.asm", "src", asm.encode()),
+            ("pyodideRuntime-internal:pyodide.asm.wasm", "wasm", (pyodide_dir / "pyodide.asm.wasm").read_bytes()),
+            ("pyodideRuntime-internal:python_stdlib.zip", "data", (pyodide_dir / "python_stdlib.zip").read_bytes()),
+        ]
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / BUNDLE_NAME
     if not target.exists() or target.read_bytes() != bundle:

@@ -23,7 +23,6 @@ before the Worker's routes). Dev only: wrangler deploys ``src/entry.py``, and th
 
 import asyncio
 import contextvars
-import re
 import sys
 
 import _local_d1fault as d1fault

@@ -43,8 +43,8 @@ __all__ = [
     "NoProvidersError",
     "NotFoundError",
     "PermissionDeniedError",
-    "RateLimitedError",
     "ProviderError",
+    "RateLimitedError",
     "RoutingError",
     "ShellError",
     "StorageError",
@@ -153,9 +153,7 @@ class NoProvidersError(GatewayError):
     code = "no_providers_configured"
 
     def __init__(self) -> None:
-        super().__init__(
-            "No provider is configured. Add one in the config page or with POST /api/admin/providers."
-        )
+        super().__init__("No provider is configured. Add one in the config page or with POST /api/admin/providers.")
 
 
 class TokenNotConfiguredError(GatewayError):

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.core.config import Config, ConfigCache, build_config
-from gateway.core.settings import SETTINGS
 from gateway.core.hop import DEPLOYMENT_ID_KEY
 from gateway.core.limits import LimitMemory
 from gateway.core.loop import Clock
 from gateway.core.pinbook import PinBook
 from gateway.core.rescue import RescueLog
+from gateway.core.settings import SETTINGS
 from gateway.core.state import RouterState
 from gateway.core.subrequests import SUBREQUESTS
 from gateway.core.usage import UsageBook

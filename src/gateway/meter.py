@@ -21,8 +21,8 @@ from typing import Any
 from gateway import isolate
 from gateway.call import Call
 from gateway.core import rules
-from gateway.core.settings import Settings
 from gateway.core.counting import Tokens, Visit, estimate_output, first_event_bytes, surface_of
+from gateway.core.settings import Settings
 from gateway.shell import d1
 from gateway.shell.stream import StreamEnd
 

@@ -69,7 +69,7 @@ WRANGLER_JSONC = """\
 }
 """
 
-FAKE_CLI = r'''
+FAKE_CLI = r"""
 import json, os, sys
 
 tool, args = sys.argv[1], sys.argv[2:]
@@ -128,7 +128,7 @@ elif tool == "pywrangler" and args == ["deploy"]:
 else:
     print("fake_cli: unexpected command " + command, file=sys.stderr)
     sys.exit(99)
-'''
+"""
 
 WHOAMI = ["wrangler", "whoami"]
 SECRET_LIST = ["wrangler", "secret", "list", "--format", "json"]
@@ -198,7 +198,11 @@ class Project:
                 env[name] = value
         proc = subprocess.run(
             [sys.executable, str(DEPLOY), "--project-dir", str(self.dir)],
-            env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+            env=env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
         )
         calls = [json.loads(line) for line in self.log.read_text().splitlines()]
         return Result(proc.returncode, proc.stdout, proc.stderr, calls)
@@ -237,9 +241,7 @@ def test_no_command_sends_telemetry_even_when_the_caller_allows_it(project: Proj
 
 
 @pytest.mark.parametrize("output_format", ["json", "toml"])
-def test_created_database_id_replaces_only_the_placeholder(
-    project: Project, output_format: str
-) -> None:
+def test_created_database_id_replaces_only_the_placeholder(project: Project, output_format: str) -> None:
     result = project.deploy(FAKE_D1_FORMAT=output_format)
 
     assert result.code == 0, result.stderr
@@ -327,9 +329,7 @@ def test_key_from_the_environment_wins_and_is_not_written(project: Project) -> N
 # --- stopping early -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "missing", [("ADMIN_TOKEN",), ("API_TOKEN",), ("ADMIN_TOKEN", "API_TOKEN")]
-)
+@pytest.mark.parametrize("missing", [("ADMIN_TOKEN",), ("API_TOKEN",), ("ADMIN_TOKEN", "API_TOKEN")])
 def test_missing_tokens_stop_before_any_call(project: Project, missing: tuple[str, ...]) -> None:
     result = project.deploy(**{name: None for name in missing})
 
@@ -350,9 +350,7 @@ def test_missing_tokens_stop_before_any_call(project: Project, missing: tuple[st
     ],
     ids=["example-admin", "example-api", "15-chars"],
 )
-def test_an_unusable_token_is_refused_before_any_call(
-    project: Project, name: str, value: str, says: str
-) -> None:
+def test_an_unusable_token_is_refused_before_any_call(project: Project, name: str, value: str, says: str) -> None:
     result = project.deploy(**{name: value})
 
     assert result.code != 0
@@ -395,12 +393,8 @@ def test_not_logged_in_says_to_run_wrangler_login(project: Project, logged_out: 
 
 
 # A failing `secret list` has tests of its own (below): it stops before any key is saved.
-@pytest.mark.parametrize(
-    "failing", [argv for argv in EXPECTED_ORDER[1:] if argv != SECRET_LIST], ids=" ".join
-)
-def test_a_failing_call_stops_the_script_with_its_message(
-    project: Project, failing: list[str]
-) -> None:
+@pytest.mark.parametrize("failing", [argv for argv in EXPECTED_ORDER[1:] if argv != SECRET_LIST], ids=" ".join)
+def test_a_failing_call_stops_the_script_with_its_message(project: Project, failing: list[str]) -> None:
     command = " ".join(failing)
 
     result = project.deploy(FAKE_FAIL=command)
@@ -442,9 +436,7 @@ def test_missing_wrangler_command_is_explained(project: Project) -> None:
     [{}, {"FAKE_FAIL": "wrangler secret list", "FAKE_FAIL_MESSAGE": WORKER_CODE_10007}],
     ids=["not-found", "code-10007"],
 )
-def test_fresh_deploy_without_a_worker_generates_and_uploads_a_key(
-    project: Project, no_worker: dict[str, str]
-) -> None:
+def test_fresh_deploy_without_a_worker_generates_and_uploads_a_key(project: Project, no_worker: dict[str, str]) -> None:
     result = project.deploy(**no_worker)
 
     assert result.code == 0, result.stderr
@@ -456,12 +448,8 @@ def test_fresh_deploy_without_a_worker_generates_and_uploads_a_key(
     assert "[ERROR]" not in result.stderr
 
 
-@pytest.mark.parametrize(
-    "secrets_listed", [listing(), listing("ADMIN_TOKEN", "API_TOKEN")], ids=["none", "tokens"]
-)
-def test_worker_without_an_encryption_key_gets_a_new_one(
-    project: Project, secrets_listed: str
-) -> None:
+@pytest.mark.parametrize("secrets_listed", [listing(), listing("ADMIN_TOKEN", "API_TOKEN")], ids=["none", "tokens"])
+def test_worker_without_an_encryption_key_gets_a_new_one(project: Project, secrets_listed: str) -> None:
     result = project.deploy(FAKE_SECRETS=secrets_listed)
 
     assert result.code == 0, result.stderr
@@ -533,16 +521,12 @@ def test_forcing_without_a_key_on_the_worker_just_generates_one(project: Project
 
 @pytest.mark.parametrize("where", ["environment", "dev-vars"])
 @pytest.mark.parametrize("force", [None, "1"], ids=["plain", "forced"])
-def test_a_key_given_here_is_used_without_asking_cloudflare(
-    project: Project, where: str, force: str | None
-) -> None:
+def test_a_key_given_here_is_used_without_asking_cloudflare(project: Project, where: str, force: str | None) -> None:
     # The Worker has a key, and the one given here is taken to be it: nothing is looked up,
     # and FORCE_NEW_ENCRYPTION_KEY cannot replace a key that was given.
     given = "ab" * 32
     if where == "environment":
-        result = project.deploy(
-            ENCRYPTION_KEY=given, FAKE_SECRETS=WORKER_HAS_KEY[0], FORCE_NEW_ENCRYPTION_KEY=force
-        )
+        result = project.deploy(ENCRYPTION_KEY=given, FAKE_SECRETS=WORKER_HAS_KEY[0], FORCE_NEW_ENCRYPTION_KEY=force)
     else:
         project.dev_vars.write_text(f"ENCRYPTION_KEY={given}\n")
         result = project.deploy(FAKE_SECRETS=WORKER_HAS_KEY[0], FORCE_NEW_ENCRYPTION_KEY=force)
@@ -578,9 +562,7 @@ def test_a_key_given_here_is_used_without_asking_cloudflare(
     ],
     ids=["auth-error", "pretty", "empty", "object"],
 )
-def test_unanswered_key_lookup_stops_before_any_change(
-    project: Project, answer: dict[str, str], shown: str
-) -> None:
+def test_unanswered_key_lookup_stops_before_any_change(project: Project, answer: dict[str, str], shown: str) -> None:
     result = project.deploy(**answer)
 
     assert result.code != 0
@@ -614,8 +596,7 @@ def test_unknown_force_value_is_refused_before_any_call(project: Project, value:
         ('[{"type": "secret_text"}]', None),
         ("[WARNING] nothing else", None),
     ],
-    ids=["empty", "plain", "noisy", "two-lists", "pretty", "nothing", "numbers", "nameless",
-         "warning-only"],
+    ids=["empty", "plain", "noisy", "two-lists", "pretty", "nothing", "numbers", "nameless", "warning-only"],
 )
 def test_parse_secret_names(output: str, names: set[str] | None) -> None:
     assert load_deploy_module().parse_secret_names(output) == names

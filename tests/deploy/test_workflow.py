@@ -34,7 +34,7 @@ DB_ID = "3f2c9a4e-1b7d-4c2a-9e3f-5a6b7c8d9e0f"
 ADMIN_TOKEN = "adm-5b1e0c7d9f2a4e6b8c3d"
 API_TOKEN = "api-9e8d7c6b5a4f3e2d1c0b"
 
-FAKE_NPX = r'''
+FAKE_NPX = r"""
 import json, os, sys
 
 args = sys.argv[1:]
@@ -48,7 +48,7 @@ if args == ["wrangler", "secret", "list"]:
     print(json.dumps([{"name": n, "type": "secret_text"} for n in names], indent=2))
 elif args[:3] == ["wrangler", "secret", "put"]:
     print("Success! Uploaded secret " + args[3])
-'''
+"""
 
 
 def load_workflow() -> dict[Any, Any]:
@@ -107,7 +107,9 @@ def test_actions_are_pinned_to_a_major_version() -> None:
     uses = [s["uses"] for s in steps() if "uses" in s]
 
     assert {u.split("@")[0] for u in uses} >= {
-        "actions/checkout", "actions/setup-node", "astral-sh/setup-uv",
+        "actions/checkout",
+        "actions/setup-node",
+        "astral-sh/setup-uv",
     }
     assert all(re.fullmatch(r"[\w.-]+/[\w.-]+@v\d+(\.\d+)*", u) for u in uses), uses
     assert steps()[0]["uses"].startswith("actions/checkout@")
@@ -140,7 +142,7 @@ def test_deploys_with_pywrangler_after_migrations_and_secrets() -> None:
 
 
 @pytest.fixture
-def bench(tmp_path: Path) -> "Bench":
+def bench(tmp_path: Path) -> Bench:
     if shutil.which("bash") is None or shutil.which("openssl") is None:
         pytest.skip("the workflow's steps need bash and openssl")
     return Bench(tmp_path)
@@ -172,8 +174,12 @@ class Bench:
         script = step_named(step_prefix)["run"]
         return subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-            cwd=self.dir, env={**self.env, **env}, capture_output=True, text=True,
-            stdin=subprocess.DEVNULL, timeout=60,
+            cwd=self.dir,
+            env={**self.env, **env},
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
         )
 
     def calls(self) -> list[dict[str, Any]]:
@@ -185,8 +191,11 @@ class Bench:
 
 
 ALL_REQUIRED = {
-    "CLOUDFLARE_API_TOKEN": "cf-token", "CLOUDFLARE_ACCOUNT_ID": "0123abcd",
-    "D1_DATABASE_ID": DB_ID, "ADMIN_TOKEN": ADMIN_TOKEN, "API_TOKEN": API_TOKEN,
+    "CLOUDFLARE_API_TOKEN": "cf-token",
+    "CLOUDFLARE_ACCOUNT_ID": "0123abcd",
+    "D1_DATABASE_ID": DB_ID,
+    "ADMIN_TOKEN": ADMIN_TOKEN,
+    "API_TOKEN": API_TOKEN,
 }
 
 
@@ -233,13 +242,13 @@ def test_the_database_id_goes_into_wrangler_jsonc(bench: Bench) -> None:
 def test_secrets_are_uploaded_on_stdin_with_the_given_key(bench: Bench) -> None:
     key = "ab" * 32
 
-    result = bench.run(
-        "Upload secrets", ADMIN_TOKEN=ADMIN_TOKEN, API_TOKEN=API_TOKEN, ENCRYPTION_KEY=key
-    )
+    result = bench.run("Upload secrets", ADMIN_TOKEN=ADMIN_TOKEN, API_TOKEN=API_TOKEN, ENCRYPTION_KEY=key)
 
     assert result.returncode == 0, result.stderr
     assert bench.puts() == {
-        "ADMIN_TOKEN": ADMIN_TOKEN, "API_TOKEN": API_TOKEN, "ENCRYPTION_KEY": key,
+        "ADMIN_TOKEN": ADMIN_TOKEN,
+        "API_TOKEN": API_TOKEN,
+        "ENCRYPTION_KEY": key,
     }
     for secret in (ADMIN_TOKEN, API_TOKEN, key):
         assert secret not in result.stdout + result.stderr
@@ -248,7 +257,9 @@ def test_secrets_are_uploaded_on_stdin_with_the_given_key(bench: Bench) -> None:
 
 def test_without_a_key_secret_the_workers_existing_key_is_kept(bench: Bench) -> None:
     result = bench.run(
-        "Upload secrets", ADMIN_TOKEN=ADMIN_TOKEN, API_TOKEN=API_TOKEN,
+        "Upload secrets",
+        ADMIN_TOKEN=ADMIN_TOKEN,
+        API_TOKEN=API_TOKEN,
         FAKE_SECRET_NAMES="ADMIN_TOKEN,API_TOKEN,ENCRYPTION_KEY",
     )
 
@@ -259,7 +270,9 @@ def test_without_a_key_secret_the_workers_existing_key_is_kept(bench: Bench) -> 
 
 def test_without_any_key_one_is_generated_once_and_never_shown(bench: Bench) -> None:
     result = bench.run(
-        "Upload secrets", ADMIN_TOKEN=ADMIN_TOKEN, API_TOKEN=API_TOKEN,
+        "Upload secrets",
+        ADMIN_TOKEN=ADMIN_TOKEN,
+        API_TOKEN=API_TOKEN,
         FAKE_SECRET_NAMES="ADMIN_TOKEN,API_TOKEN",
     )
 
@@ -275,7 +288,10 @@ def test_without_any_key_one_is_generated_once_and_never_shown(bench: Bench) -> 
 
 def test_an_unreadable_secret_list_fails_instead_of_replacing_the_key(bench: Bench) -> None:
     result = bench.run(
-        "Upload secrets", ADMIN_TOKEN=ADMIN_TOKEN, API_TOKEN=API_TOKEN, FAKE_LIST_FAILS="1",
+        "Upload secrets",
+        ADMIN_TOKEN=ADMIN_TOKEN,
+        API_TOKEN=API_TOKEN,
+        FAKE_LIST_FAILS="1",
     )
 
     assert result.returncode != 0

@@ -72,23 +72,28 @@ SECRET = "sk-must-not-be-echoed-123456"
         pytest.param({"name": "n", "base_url": "http://x", "api_key": "k", "models": []}, "models", id="no-models"),
         pytest.param({"name": "n", "base_url": "http://x", "api_key": "", "models": ["m"]}, "api_key", id="empty-key"),
         pytest.param(
-            {"name": "n", "base_url": "http://x", "api_key": "k", "models": ["m"], "priority": "1"}, "priority",
+            {"name": "n", "base_url": "http://x", "api_key": "k", "models": ["m"], "priority": "1"},
+            "priority",
             id="priority-not-int",
         ),
         pytest.param(
-            {"name": "n", "base_url": "http://x", "api_key": "k", "models": ["m"], "timeout_ms": 0}, "timeout_ms",
+            {"name": "n", "base_url": "http://x", "api_key": "k", "models": ["m"], "timeout_ms": 0},
+            "timeout_ms",
             id="timeout-zero",
         ),
         pytest.param(
-            {"name": "n", "base_url": "http://x", "api_key": "k", "models": ["m"], "colour": "red"}, "colour",
+            {"name": "n", "base_url": "http://x", "api_key": "k", "models": ["m"], "colour": "red"},
+            "colour",
             id="unknown-field",
         ),
         pytest.param(
             {"name": "n", "base_url": "http://user:sk-must-not-be-echoed-123456@x/v1", "api_key": "k", "models": ["m"]},
-            "base_url", id="password-in-base-url",
+            "base_url",
+            id="password-in-base-url",
         ),
         pytest.param(
-            {"name": "evil\r\nX-Injected: 1", "base_url": "http://x", "api_key": "k", "models": ["m"]}, "name",
+            {"name": "evil\r\nX-Injected: 1", "base_url": "http://x", "api_key": "k", "models": ["m"]},
+            "name",
             id="line-break-in-name",
         ),
     ],
@@ -182,7 +187,8 @@ def test_names_already_differing_only_in_case_survive_the_upgrade(tmp_path):
         shutil.copy(path, migrations)
     d1_apply_migrations(tmp_path / "state", migrations)
     d1_execute(tmp_path / "state", "".join(
-        f"INSERT INTO providers (name, base_url, models, created_at, updated_at) VALUES ('{name}', 'http://x', '[\"m\"]', 1, 1);"
+        "INSERT INTO providers (name, base_url, models, created_at, updated_at) "
+        f"VALUES ('{name}', 'http://x', '[\"m\"]', 1, 1);"
         for name in ("Groq", "groq")
     ))  # fmt: skip
 
@@ -220,16 +226,22 @@ def test_null_for_a_required_field_is_400(admin, add_provider):
 def test_settings_report_value_and_source(gateway, admin):
     settings = admin.get("/settings").json()["settings"]
     assert settings["routing_cooldown_ceiling_ms"] == {
-        "value": 86_400_000, "source": "default", "minimum": 60_000, "maximum": 86_400_000,
+        "value": 86_400_000,
+        "source": "default",
+        "minimum": 60_000,
+        "maximum": 86_400_000,
     }
     assert (settings["max_body_bytes"]["minimum"], settings["max_body_bytes"]["maximum"]) == (1, 100_000_000)
     assert "minimum" not in settings["model_aliases"]  # a table, not a number
 
     admin.put("/settings", json={"routing_cooldown_ceiling_ms": 3_600_000}).raise_for_status()
-    assert admin.get("/settings").json()["settings"]["routing_cooldown_ceiling_ms"].items() >= {
-        "value": 3_600_000,
-        "source": "d1",
-    }.items()
+    assert (
+        admin.get("/settings").json()["settings"]["routing_cooldown_ceiling_ms"].items()
+        >= {
+            "value": 3_600_000,
+            "source": "d1",
+        }.items()
+    )
 
     admin.put("/settings", json={"routing_cooldown_ceiling_ms": None}).raise_for_status()
     assert admin.get("/settings").json()["settings"]["routing_cooldown_ceiling_ms"]["source"] == "default"
@@ -286,7 +298,10 @@ def test_settings_of_the_wrong_type_or_beyond_their_bounds_are_400(admin, body, 
 def test_stream_rescue_is_an_opt_in_switch(admin):
     # SPEC §16: off unless turned on, 1 on and 0 off; null goes back to the default.
     assert admin.get("/settings").json()["settings"]["stream_rescue"] == {
-        "value": 0, "source": "default", "minimum": 0, "maximum": 1,
+        "value": 0,
+        "source": "default",
+        "minimum": 0,
+        "maximum": 1,
     }
 
     on = admin.put("/settings", json={"STREAM_RESCUE": 1}).json()["settings"]["stream_rescue"]
@@ -411,8 +426,11 @@ def test_an_api_token_equal_to_the_admin_token_is_refused(gateway, admin):
 def test_cors_preflight_allows_the_admin_methods_and_is_cached(gateway, method):
     response = httpx.options(
         f"{gateway.url}/api/admin/providers/1",
-        headers={"origin": "https://admin.example", "access-control-request-method": method,
-                 "access-control-request-headers": "authorization, content-type"},
+        headers={
+            "origin": "https://admin.example",
+            "access-control-request-method": method,
+            "access-control-request-headers": "authorization, content-type",
+        },
     )
 
     assert response.status_code == 204

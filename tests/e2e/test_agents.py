@@ -74,14 +74,22 @@ def run_agent(args: list[str], workspace: Workspace, env: dict[str, str]) -> sub
         "NO_COLOR": "1",
     }
     return subprocess.run(
-        args, cwd=workspace.dir, env={**base, **env}, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-        timeout=AGENT_TIMEOUT_S, check=False,
+        args,
+        cwd=workspace.dir,
+        env={**base, **env},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=AGENT_TIMEOUT_S,
+        check=False,
     )
 
 
 def explain(done: subprocess.CompletedProcess[str], brain: ToolBrain) -> str:
-    return (f"exit {done.returncode}; tools offered per request: {brain.asked}\n"
-            f"stdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-2000:]}")
+    return (
+        f"exit {done.returncode}; tools offered per request: {brain.asked}\n"
+        f"stdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-2000:]}"
+    )
 
 
 def assert_round_trip(done, output: str, brain: ToolBrain, upstream, workspace: Workspace) -> None:
@@ -105,8 +113,9 @@ def test_claude_code_reads_a_file_through_the_gateway(gateway, upstream, brain, 
         "CLAUDE_CODE_MAX_RETRIES": "1",
     }
 
-    done = run_agent(["claude", "-p", TASK, "--allowedTools", "Read", "--max-turns", "4", "--output-format", "json"],
-                     workspace, env)
+    done = run_agent(
+        ["claude", "-p", TASK, "--allowedTools", "Read", "--max-turns", "4", "--output-format", "json"], workspace, env
+    )
 
     assert done.returncode == 0, explain(done, brain)
     result = json.loads(done.stdout)
@@ -139,8 +148,9 @@ def test_codex_runs_a_shell_command_through_the_gateway(gateway, upstream, brain
     (codex_home / "config.toml").write_text(CODEX_CONFIG.format(model=MODEL, base_url=f"{gateway.url}/v1"))
     env = {"CODEX_HOME": str(codex_home), "FLLMAPI_TOKEN": gateway.api_token}
 
-    done = run_agent(["codex", "exec", "--skip-git-repo-check", "--ephemeral", "-C", str(workspace.dir), TASK],
-                     workspace, env)
+    done = run_agent(
+        ["codex", "exec", "--skip-git-repo-check", "--ephemeral", "-C", str(workspace.dir), TASK], workspace, env
+    )
 
     assert done.returncode == 0, explain(done, brain)
     assert_round_trip(done, done.stdout, brain, upstream, workspace)
@@ -186,7 +196,9 @@ SNIPPET_FILES = {
 }
 # What this machine adds to an agent's settings, apart from the panel's: nothing dials out.
 OFFLINE_ENV = {
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
     "DISABLE_ERROR_REPORTING": "1",
 }
 OFFLINE_GEMINI = {
@@ -329,8 +341,14 @@ class CutAnswer:
                 self.cut = True
                 words = self.head.split(" ")
                 pieces = [words[0], *(f" {w}" for w in words[1:])]
-                return Sse([delta_chunk(model, {"role": "assistant", "content": ""}),
-                            *(chunk(model, piece) for piece in pieces)], done=False, reset=True)
+                return Sse(
+                    [
+                        delta_chunk(model, {"role": "assistant", "content": ""}),
+                        *(chunk(model, piece) for piece in pieces),
+                    ],
+                    done=False,
+                    reset=True,
+                )
         return self.brain(request)
 
 
@@ -359,16 +377,26 @@ AGENT_PATHS = {
 }
 
 
-def launch(agent: str, gateway_url: str, token: str, workspace: Workspace) -> tuple[subprocess.CompletedProcess[str], str]:
+def launch(
+    agent: str, gateway_url: str, token: str, workspace: Workspace
+) -> tuple[subprocess.CompletedProcess[str], str]:
     """Run ``agent`` on TASK as the tests above do, allowed one retry; its exit and its answer text."""
     if agent == "claude":
         env = {
-            "ANTHROPIC_BASE_URL": gateway_url, "ANTHROPIC_AUTH_TOKEN": token, "ANTHROPIC_MODEL": MODEL,
-            "ANTHROPIC_DEFAULT_HAIKU_MODEL": MODEL, "ANTHROPIC_DEFAULT_SONNET_MODEL": MODEL,
-            "ANTHROPIC_DEFAULT_OPUS_MODEL": MODEL, **OFFLINE_ENV, "CLAUDE_CODE_MAX_RETRIES": "1",
+            "ANTHROPIC_BASE_URL": gateway_url,
+            "ANTHROPIC_AUTH_TOKEN": token,
+            "ANTHROPIC_MODEL": MODEL,
+            "ANTHROPIC_DEFAULT_HAIKU_MODEL": MODEL,
+            "ANTHROPIC_DEFAULT_SONNET_MODEL": MODEL,
+            "ANTHROPIC_DEFAULT_OPUS_MODEL": MODEL,
+            **OFFLINE_ENV,
+            "CLAUDE_CODE_MAX_RETRIES": "1",
         }
-        done = run_agent(["claude", "-p", TASK, "--allowedTools", "Read", "--max-turns", "4",
-                          "--output-format", "json"], workspace, env)
+        done = run_agent(
+            ["claude", "-p", TASK, "--allowedTools", "Read", "--max-turns", "4", "--output-format", "json"],
+            workspace,
+            env,
+        )
         try:
             return done, json.loads(done.stdout)["result"]
         except (ValueError, KeyError):
@@ -378,14 +406,18 @@ def launch(agent: str, gateway_url: str, token: str, workspace: Workspace) -> tu
         codex_home.mkdir()
         config = CODEX_CONFIG.format(model=MODEL, base_url=f"{gateway_url}/v1")
         (codex_home / "config.toml").write_text(config.replace("stream_max_retries = 0", "stream_max_retries = 1"))
-        done = run_agent(["codex", "exec", "--skip-git-repo-check", "--ephemeral", "-C", str(workspace.dir), TASK],
-                         workspace, {"CODEX_HOME": str(codex_home), "FLLMAPI_TOKEN": token})
+        done = run_agent(
+            ["codex", "exec", "--skip-git-repo-check", "--ephemeral", "-C", str(workspace.dir), TASK],
+            workspace,
+            {"CODEX_HOME": str(codex_home), "FLLMAPI_TOKEN": token},
+        )
         return done, done.stdout
     settings = workspace.home / ".gemini" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({**GEMINI_SETTINGS, "general": {**GEMINI_SETTINGS["general"], "maxAttempts": 2}}))
-    done = run_agent(["gemini", "-p", TASK, "-m", MODEL], workspace,
-                     {"GOOGLE_GEMINI_BASE_URL": gateway_url, "GEMINI_API_KEY": token})
+    done = run_agent(
+        ["gemini", "-p", TASK, "-m", MODEL], workspace, {"GOOGLE_GEMINI_BASE_URL": gateway_url, "GEMINI_API_KEY": token}
+    )
     return done, done.stdout
 
 
@@ -395,8 +427,11 @@ def request_lines(gateway, since: int, path: str, until: str) -> list[str]:
     or after a few seconds."""
     deadline = time.monotonic() + 10
     while True:
-        lines = [line for line in gateway.log()[since:].splitlines()
-                 if "[request] POST " in line and line.split("[request] POST ", 1)[1].startswith(f"{path} ")]
+        lines = [
+            line
+            for line in gateway.log()[since:].splitlines()
+            if "[request] POST " in line and line.split("[request] POST ", 1)[1].startswith(f"{path} ")
+        ]
         if any(until in line for line in lines) or time.monotonic() > deadline:
             return lines
         time.sleep(0.05)  # polling the log for the line
@@ -411,8 +446,10 @@ def test_an_answer_cut_mid_stream_is_finished_unnoticed(agent, gateway, admin, u
     done, said = launch(agent, gateway.url, token, workspace)
 
     lines = request_lines(gateway, since, AGENT_PATHS[agent], until="rescued by B/")
-    why = (f"{explain(done, cut_answer.brain)}\nanswer turns asked: {len(cut_answer.answer_turns)}, "
-           f"rescues asked: {len(cut_answer.rescues)}\ngateway log: {lines}")
+    why = (
+        f"{explain(done, cut_answer.brain)}\nanswer turns asked: {len(cut_answer.answer_turns)}, "
+        f"rescues asked: {len(cut_answer.rescues)}\ngateway log: {lines}"
+    )
     assert done.returncode == 0, why
     assert said.count(full) == 1, why
     assert said.count(cut_answer.head) == 1 and said.count(workspace.secret) == 1, why  # no word twice

@@ -63,9 +63,7 @@ def test_admin_token_is_not_an_api_token(gateway, chat_url, admin):
 
 
 def test_api_token_is_not_an_admin_token(gateway, admin):
-    response = httpx.get(
-        f"{gateway.url}/api/admin/providers", headers={"authorization": f"Bearer {gateway.api_token}"}
-    )
+    response = httpx.get(f"{gateway.url}/api/admin/providers", headers={"authorization": f"Bearer {gateway.api_token}"})
 
     assert response.status_code == 401
     assert response.json()["error"]["type"] == "authentication_error"

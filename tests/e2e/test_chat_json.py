@@ -90,9 +90,7 @@ def test_invalid_body_is_400_naming_the_field(api, admin, body, field):
     assert field in error["message"]
 
 
-@pytest.mark.parametrize(
-    "content", [b"{not json", b"", b"[1, 2]"], ids=["broken-json", "empty", "not-an-object"]
-)
+@pytest.mark.parametrize("content", [b"{not json", b"", b"[1, 2]"], ids=["broken-json", "empty", "not-an-object"])
 def test_unparseable_body_is_400(api, admin, content):
     response = api.post("/chat/completions", content=content, headers={"content-type": "application/json"})
 
@@ -144,7 +142,9 @@ def test_body_limit_follows_the_setting(api, admin, add_provider, upstream):
 def test_upstream_failure_is_502_in_openai_format(api, add_provider, upstream):
     add_provider(name="down", base_url="http://127.0.0.1:9/v1")
 
-    response = api.post("/chat/completions", json={"model": "fake-model", "messages": [{"role": "user", "content": "x"}]})
+    response = api.post(
+        "/chat/completions", json={"model": "fake-model", "messages": [{"role": "user", "content": "x"}]}
+    )
 
     assert response.status_code == 502
     error = response.json()["error"]
@@ -168,8 +168,11 @@ def test_cors_preflight_allows_the_headers_a_browser_sdk_asks_for(gateway):
 
     response = httpx.options(
         f"{gateway.url}/v1/chat/completions",
-        headers={"origin": "https://app.example", "access-control-request-method": "POST",
-                 "access-control-request-headers": asked},
+        headers={
+            "origin": "https://app.example",
+            "access-control-request-method": "POST",
+            "access-control-request-headers": asked,
+        },
     )
 
     assert response.headers["access-control-allow-headers"] == asked

@@ -11,14 +11,10 @@ from support.upstream import Sse, chunk
 
 def test_openai_sdk_streams_the_upstream_answer(gateway, add_provider, upstream):
     add_provider(name="streamer", models=["s-model"])
-    upstream.queue(
-        Sse([chunk("s-model", "Hel"), chunk("s-model", "lo"), chunk("s-model", None, "stop")])
-    )
+    upstream.queue(Sse([chunk("s-model", "Hel"), chunk("s-model", "lo"), chunk("s-model", None, "stop")]))
     client = openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=gateway.api_token, max_retries=0)
 
-    stream = client.chat.completions.create(
-        model="s-model", messages=[{"role": "user", "content": "hi"}], stream=True
-    )
+    stream = client.chat.completions.create(model="s-model", messages=[{"role": "user", "content": "hi"}], stream=True)
     text = "".join(c.choices[0].delta.content or "" for c in stream)
 
     assert text == "Hello"

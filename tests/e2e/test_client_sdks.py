@@ -32,8 +32,16 @@ PARIS = {"city": "Paris", "unit": "c"}
 TOKYO = {"city": "Tokyo"}
 # Variables that would point an SDK elsewhere or hand it a real credential.
 CLIENT_ENV = [
-    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
-    "GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "OLLAMA_HOST",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_CLOUD_PROJECT",
+    "OLLAMA_HOST",
 ]
 
 
@@ -51,7 +59,9 @@ def provider(add_provider):
 @pytest.fixture
 def two_providers(add_provider):
     """A (tried first for ``auto``) and B, each with its own model, so a test can fail A's."""
-    return add_provider(name="A", priority=1, models=["a-model"]), add_provider(name="B", priority=2, models=["b-model"])
+    return add_provider(name="A", priority=1, models=["a-model"]), add_provider(
+        name="B", priority=2, models=["b-model"]
+    )
 
 
 def chat_requests(upstream) -> list[dict]:
@@ -68,7 +78,10 @@ def tool_messages(body: dict) -> list[dict]:
 @pytest.fixture
 def claude(gateway) -> anthropic.Anthropic:
     return anthropic.Anthropic(
-        base_url=gateway.url, auth_token=gateway.api_token, max_retries=0, timeout=30,
+        base_url=gateway.url,
+        auth_token=gateway.api_token,
+        max_retries=0,
+        timeout=30,
         _strict_response_validation=True,
     )
 
@@ -87,7 +100,10 @@ def test_anthropic_text(claude, provider, upstream):
     assert (message.role, message.model, message.stop_reason) == ("assistant", MODEL, "end_turn")
     assert (message.usage.input_tokens, message.usage.output_tokens) == (12, 3)
     [sent] = chat_requests(upstream)
-    assert sent["messages"] == [{"role": "system", "content": "Answer in French."}, {"role": "user", "content": "Hello"}]
+    assert sent["messages"] == [
+        {"role": "system", "content": "Answer in French."},
+        {"role": "user", "content": "Hello"},
+    ]
     assert sent["max_tokens"] == 64
 
 
@@ -112,20 +128,28 @@ def test_anthropic_usage_counts_cached_prompt_tokens_apart(claude, provider, ups
 
     prompt, completion, cached = (*usage, 0)[:3]
     counted = message.usage
-    assert (counted.input_tokens, counted.cache_read_input_tokens, counted.cache_creation_input_tokens,
-            counted.output_tokens) == (prompt - cached, cached, 0, completion)
+    assert (
+        counted.input_tokens,
+        counted.cache_read_input_tokens,
+        counted.cache_creation_input_tokens,
+        counted.output_tokens,
+    ) == (prompt - cached, cached, 0, completion)
 
 
 def test_anthropic_tool_round_trip(claude, provider, upstream):
-    upstream.queue(answer(MODEL, stream=False, calls=[Call("get_weather", PARIS)]),
-                   answer(MODEL, stream=False, text="It is 18 degrees in Paris."))
+    upstream.queue(
+        answer(MODEL, stream=False, calls=[Call("get_weather", PARIS)]),
+        answer(MODEL, stream=False, text="It is 18 degrees in Paris."),
+    )
     question = {"role": "user", "content": "Weather in Paris?"}
 
     first = claude.messages.create(model=MODEL, max_tokens=64, tools=[ANTHROPIC_WEATHER], messages=[question])
     [call] = first.content
     result = {"type": "tool_result", "tool_use_id": call.id, "content": "18 C, sunny"}
     second = claude.messages.create(
-        model=MODEL, max_tokens=64, tools=[ANTHROPIC_WEATHER],
+        model=MODEL,
+        max_tokens=64,
+        tools=[ANTHROPIC_WEATHER],
         messages=[question, {"role": "assistant", "content": first.content}, {"role": "user", "content": [result]}],
     )
 
@@ -133,8 +157,12 @@ def test_anthropic_tool_round_trip(claude, provider, upstream):
     assert (call.type, call.name, call.input) == ("tool_use", "get_weather", PARIS)
     assert second.content[0].text == "It is 18 degrees in Paris."
     before, after = chat_requests(upstream)
-    assert before["tools"] == [{"type": "function", "function": {
-        "name": "get_weather", "description": "Weather of a city", "parameters": WEATHER_SCHEMA}}]
+    assert before["tools"] == [
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "description": "Weather of a city", "parameters": WEATHER_SCHEMA},
+        }
+    ]
     [assistant] = [m for m in after["messages"] if m["role"] == "assistant"]
     [sent_call] = assistant["tool_calls"]
     assert (sent_call["id"], sent_call["function"]["name"]) == (call.id, "get_weather")
@@ -178,7 +206,9 @@ def test_anthropic_stream_puts_reasoning_in_a_thinking_block(claude, provider, u
 
 def test_anthropic_count_tokens_needs_no_upstream(claude, provider, upstream):
     counted = claude.messages.count_tokens(
-        model=MODEL, system="Be brief.", tools=[ANTHROPIC_WEATHER],
+        model=MODEL,
+        system="Be brief.",
+        tools=[ANTHROPIC_WEATHER],
         messages=[{"role": "user", "content": "How is the weather in Paris today?"}],
     )
 
@@ -190,8 +220,12 @@ def test_anthropic_stream_announces_the_input_estimate_at_once(claude, provider,
     """message_start's input_tokens is count_tokens' estimate (SPEC §12.2); the upstream's own
     count, with cached tokens apart, ends the stream."""
     upstream.queue(answer(MODEL, stream=True, text="Sunny.", usage=(900, 3, 800)))
-    request = {"model": MODEL, "system": "Be brief.", "tools": [ANTHROPIC_WEATHER],
-               "messages": [{"role": "user", "content": "How is the weather in Paris today? " * 20}]}
+    request = {
+        "model": MODEL,
+        "system": "Be brief.",
+        "tools": [ANTHROPIC_WEATHER],
+        "messages": [{"role": "user", "content": "How is the weather in Paris today? " * 20}],
+    }
 
     counted = claude.messages.count_tokens(**request)
     with claude.messages.stream(max_tokens=64, **request) as stream:
@@ -223,7 +257,7 @@ def test_anthropic_mid_stream_cut_is_an_error(claude, provider, upstream):
     upstream.queue(cut(MODEL, held=got_text))
     received = []
 
-    with pytest.raises(anthropic.APIStatusError) as raised:  # noqa: PT012 - the error comes while iterating
+    with pytest.raises(anthropic.APIStatusError) as raised:  # noqa: PT012, SIM117 - the error comes while iterating
         with claude.messages.stream(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "hi"}]) as s:
             for text in s.text_stream:
                 received.append(text)
@@ -235,8 +269,9 @@ def test_anthropic_mid_stream_cut_is_an_error(claude, provider, upstream):
 
 
 def test_anthropic_errors_have_the_anthropic_shape(gateway, provider):
-    client = anthropic.Anthropic(base_url=gateway.url, auth_token="wrong-token", max_retries=0,
-                                 _strict_response_validation=True)
+    client = anthropic.Anthropic(
+        base_url=gateway.url, auth_token="wrong-token", max_retries=0, _strict_response_validation=True
+    )
 
     with pytest.raises(anthropic.AuthenticationError) as raised:
         client.messages.create(model=MODEL, max_tokens=8, messages=[{"role": "user", "content": "hi"}])
@@ -253,8 +288,12 @@ def oai(gateway) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=gateway.api_token, max_retries=0, timeout=30)
 
 
-RESPONSES_WEATHER = {"type": "function", "name": "get_weather", "description": "Weather of a city",
-                     "parameters": WEATHER_SCHEMA}
+RESPONSES_WEATHER = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "Weather of a city",
+    "parameters": WEATHER_SCHEMA,
+}
 
 
 def test_responses_create_text(oai, provider, upstream):
@@ -267,7 +306,10 @@ def test_responses_create_text(oai, provider, upstream):
     assert response.model == MODEL
     assert (response.usage.input_tokens, response.usage.output_tokens, response.usage.total_tokens) == (12, 3, 15)
     [sent] = chat_requests(upstream)
-    assert sent["messages"] == [{"role": "system", "content": "Answer in French."}, {"role": "user", "content": "Hello"}]
+    assert sent["messages"] == [
+        {"role": "system", "content": "Answer in French."},
+        {"role": "user", "content": "Hello"},
+    ]
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["answer", "stream"])
@@ -284,20 +326,27 @@ def test_responses_usage_reports_cached_prompt_tokens(oai, provider, upstream, s
 
     prompt, completion, cached = (*usage, 0)[:3]
     counted = response.usage
-    assert (counted.input_tokens, counted.input_tokens_details.cached_tokens, counted.output_tokens,
-            counted.total_tokens) == (prompt, cached, completion, prompt + completion)
+    assert (
+        counted.input_tokens,
+        counted.input_tokens_details.cached_tokens,
+        counted.output_tokens,
+        counted.total_tokens,
+    ) == (prompt, cached, completion, prompt + completion)
 
 
 def test_responses_function_call_round_trip(oai, provider, upstream):
-    upstream.queue(answer(MODEL, stream=False, calls=[Call("get_weather", PARIS)]),
-                   answer(MODEL, stream=False, text="It is 18 degrees in Paris."))
+    upstream.queue(
+        answer(MODEL, stream=False, calls=[Call("get_weather", PARIS)]),
+        answer(MODEL, stream=False, text="It is 18 degrees in Paris."),
+    )
     question = {"role": "user", "content": "Weather in Paris?"}
 
     first = oai.responses.create(model=MODEL, input=[question], tools=[RESPONSES_WEATHER])
     [call] = [item for item in first.output if item.type == "function_call"]
     output = {"type": "function_call_output", "call_id": call.call_id, "output": "18 C, sunny"}
     second = oai.responses.create(
-        model=MODEL, tools=[RESPONSES_WEATHER],
+        model=MODEL,
+        tools=[RESPONSES_WEATHER],
         input=[question, call.model_dump(exclude_none=True), output],
     )
 
@@ -362,7 +411,7 @@ def test_responses_mid_stream_cut_fails_the_response(oai, provider, upstream):
             types.append(event.type)
             if event.type == "response.output_text.delta":
                 got_text.set()
-        with pytest.raises(RuntimeError, match="response.completed"):
+        with pytest.raises(RuntimeError, match=r"response\.completed"):
             stream.get_final_response()
 
     assert "response.output_text.delta" in types
@@ -390,15 +439,22 @@ def test_models_list_through_the_openai_sdk(oai, add_provider):
 def gemini_client(gateway, api_version: str) -> genai.Client:
     """Keep the client in a variable while using it: once collected it closes its HTTP client."""
     options = genai_types.HttpOptions(
-        base_url=gateway.url, api_version=api_version, timeout=30_000,
+        base_url=gateway.url,
+        api_version=api_version,
+        timeout=30_000,
         retry_options=genai_types.HttpRetryOptions(attempts=1),
     )
     return genai.Client(api_key=gateway.api_token, http_options=options)
 
 
 API_VERSIONS = pytest.mark.parametrize("api_version", ["v1beta", "v1"])
-GEMINI_WEATHER = genai_types.Tool(function_declarations=[genai_types.FunctionDeclaration(
-    name="get_weather", description="Weather of a city", parameters_json_schema=WEATHER_SCHEMA)])
+GEMINI_WEATHER = genai_types.Tool(
+    function_declarations=[
+        genai_types.FunctionDeclaration(
+            name="get_weather", description="Weather of a city", parameters_json_schema=WEATHER_SCHEMA
+        )
+    ]
+)
 
 
 @API_VERSIONS
@@ -407,7 +463,8 @@ def test_gemini_generate_content(gateway, provider, upstream, api_version):
     client = gemini_client(gateway, api_version)
 
     response = client.models.generate_content(
-        model=MODEL, contents="Hello",
+        model=MODEL,
+        contents="Hello",
         config=genai_types.GenerateContentConfig(system_instruction="Answer in French.", temperature=0.2),
     )
 
@@ -416,8 +473,10 @@ def test_gemini_generate_content(gateway, provider, upstream, api_version):
     usage = response.usage_metadata
     assert (usage.prompt_token_count, usage.candidates_token_count, usage.total_token_count) == (12, 3, 15)
     [recorded] = upstream.requests
-    assert recorded.json["messages"] == [{"role": "system", "content": "Answer in French."},
-                                         {"role": "user", "content": "Hello"}]
+    assert recorded.json["messages"] == [
+        {"role": "system", "content": "Answer in French."},
+        {"role": "user", "content": "Hello"},
+    ]
     assert recorded.json["temperature"] == 0.2
 
 
@@ -427,16 +486,21 @@ def test_gemini_stream_with_function_calls(gateway, provider, upstream, api_vers
     upstream.queue(answer(MODEL, stream=True, text="Checking both.", calls=calls, pieces=4))
     client = gemini_client(gateway, api_version)
 
-    chunks = list(client.models.generate_content_stream(
-        model=MODEL, contents="Paris, Tokyo?", config=genai_types.GenerateContentConfig(tools=[GEMINI_WEATHER]),
-    ))
+    chunks = list(
+        client.models.generate_content_stream(
+            model=MODEL,
+            contents="Paris, Tokyo?",
+            config=genai_types.GenerateContentConfig(tools=[GEMINI_WEATHER]),
+        )
+    )
 
     parts = [p for c in chunks if c.candidates for p in (c.candidates[0].content.parts or [])]
     assert "".join(p.text for p in parts if p.text) == "Checking both."
     function_calls = [p.function_call for p in parts if p.function_call]
     assert [(f.name, f.args) for f in function_calls] == [("get_weather", PARIS), ("get_weather", TOKYO)]
     assert [c.candidates[0].finish_reason for c in chunks if c.candidates and c.candidates[0].finish_reason] == [
-        genai_types.FinishReason.STOP]
+        genai_types.FinishReason.STOP
+    ]
     assert upstream.requests[0].json["tools"][0]["function"]["parameters"] == WEATHER_SCHEMA
 
 
@@ -445,15 +509,27 @@ def test_gemini_function_response_round_trip(gateway, provider, upstream):
     client = gemini_client(gateway, "v1beta")
     contents = [
         genai_types.Content(role="user", parts=[genai_types.Part(text="Weather in Paris?")]),
-        genai_types.Content(role="model", parts=[genai_types.Part(
-            function_call=genai_types.FunctionCall(id="call-1", name="get_weather", args=PARIS))]),
-        genai_types.Content(role="user", parts=[genai_types.Part(
-            function_response=genai_types.FunctionResponse(id="call-1", name="get_weather",
-                                                           response={"output": "18 C, sunny"}))]),
+        genai_types.Content(
+            role="model",
+            parts=[
+                genai_types.Part(function_call=genai_types.FunctionCall(id="call-1", name="get_weather", args=PARIS))
+            ],
+        ),
+        genai_types.Content(
+            role="user",
+            parts=[
+                genai_types.Part(
+                    function_response=genai_types.FunctionResponse(
+                        id="call-1", name="get_weather", response={"output": "18 C, sunny"}
+                    )
+                )
+            ],
+        ),
     ]
 
     response = client.models.generate_content(
-        model=MODEL, contents=contents, config=genai_types.GenerateContentConfig(tools=[GEMINI_WEATHER]))
+        model=MODEL, contents=contents, config=genai_types.GenerateContentConfig(tools=[GEMINI_WEATHER])
+    )
 
     assert response.text == "It is 18 degrees in Paris."
     [sent] = chat_requests(upstream)
@@ -535,16 +611,21 @@ def llama(gateway) -> ollama.Client:
     return ollama.Client(host=gateway.url, headers={"Authorization": f"Bearer {gateway.api_token}"}, timeout=30)
 
 
-OLLAMA_WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather of a city",
-                                                   "parameters": WEATHER_SCHEMA}}
+OLLAMA_WEATHER = {
+    "type": "function",
+    "function": {"name": "get_weather", "description": "Weather of a city", "parameters": WEATHER_SCHEMA},
+}
 
 
 def test_ollama_chat(llama, provider, upstream):
     upstream.queue(answer(MODEL, stream=False, text="Bonjour", usage=(12, 3)))
 
-    response = llama.chat(model=f"{MODEL}:latest", stream=False, options={"temperature": 0.2, "num_predict": 50},
-                          messages=[{"role": "system", "content": "Answer in French."},
-                                    {"role": "user", "content": "Hello"}])
+    response = llama.chat(
+        model=f"{MODEL}:latest",
+        stream=False,
+        options={"temperature": 0.2, "num_predict": 50},
+        messages=[{"role": "system", "content": "Answer in French."}, {"role": "user", "content": "Hello"}],
+    )
 
     assert response.message.content == "Bonjour"
     assert (response.done, response.done_reason) == (True, "stop")
@@ -566,14 +647,20 @@ def test_ollama_chat_streams_by_default(llama, provider, upstream):
 
 
 def test_ollama_chat_tool_call(llama, provider, upstream):
-    upstream.queue(answer(MODEL, stream=False, calls=[Call("get_weather", PARIS)]),
-                   answer(MODEL, stream=False, text="It is 18 degrees in Paris."))
+    upstream.queue(
+        answer(MODEL, stream=False, calls=[Call("get_weather", PARIS)]),
+        answer(MODEL, stream=False, text="It is 18 degrees in Paris."),
+    )
     question = {"role": "user", "content": "Weather in Paris?"}
 
     first = llama.chat(model=MODEL, messages=[question], tools=[OLLAMA_WEATHER], stream=False)
     [call] = first.message.tool_calls
-    second = llama.chat(model=MODEL, stream=False, tools=[OLLAMA_WEATHER], messages=[
-        question, first.message, {"role": "tool", "content": "18 C, sunny", "tool_name": "get_weather"}])
+    second = llama.chat(
+        model=MODEL,
+        stream=False,
+        tools=[OLLAMA_WEATHER],
+        messages=[question, first.message, {"role": "tool", "content": "18 C, sunny", "tool_name": "get_weather"}],
+    )
 
     assert (call.function.name, dict(call.function.arguments)) == ("get_weather", PARIS)
     assert second.message.content == "It is 18 degrees in Paris."
@@ -589,8 +676,10 @@ def test_ollama_generate(llama, provider, upstream):
     assert response.response == "Paris."
     assert response.done is True
     [sent] = chat_requests(upstream)
-    assert sent["messages"] == [{"role": "system", "content": "Be brief."},
-                                {"role": "user", "content": "Capital of France?"}]
+    assert sent["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Capital of France?"},
+    ]
 
 
 def test_ollama_list_show_and_version(gateway, llama, add_provider):
@@ -637,4 +726,3 @@ def test_ollama_needs_the_token(gateway, provider):
         client.chat(model=MODEL, messages=[{"role": "user", "content": "hi"}], stream=False)
 
     assert raised.value.status_code == 401
-

@@ -47,8 +47,14 @@ def test_create_shows_the_token_once_and_lists_a_hint(gateway, admin):
     assert token.startswith("fk-") and len(token) >= 3 + 43  # 32 bytes, base64url
     assert set(client) == {"id", "name", "token_hint", "rpm", "models", "enabled", "stream_rescue", "created_at"}
     assert client | {"id": 0, "created_at": 0} == {
-        "id": 0, "name": "app", "token_hint": f"{token[:4]}...{token[-4:]}", "rpm": 30,
-        "models": ["fake-model"], "enabled": True, "stream_rescue": None, "created_at": 0,
+        "id": 0,
+        "name": "app",
+        "token_hint": f"{token[:4]}...{token[-4:]}",
+        "rpm": 30,
+        "models": ["fake-model"],
+        "enabled": True,
+        "stream_rescue": None,
+        "created_at": 0,
     }
     listing = admin.get("/clients")
     assert listing.json() == {"clients": [client], "default_client": {"enabled": True}}
@@ -96,8 +102,14 @@ def test_update_validation_404_and_409(admin):
     assert admin.delete("/clients/999999").status_code == 404
     renamed = admin.put(f"/clients/{client['id']}", json={"name": "renamed", "models": ["a", "b"], "rpm": 7})
     assert renamed.json()["client"] | {"created_at": 0} == {
-        "id": client["id"], "name": "renamed", "token_hint": client["token_hint"], "rpm": 7,
-        "models": ["a", "b"], "enabled": True, "stream_rescue": None, "created_at": 0,
+        "id": client["id"],
+        "name": "renamed",
+        "token_hint": client["token_hint"],
+        "rpm": 7,
+        "models": ["a", "b"],
+        "enabled": True,
+        "stream_rescue": None,
+        "created_at": 0,
     }
 
 
@@ -266,7 +278,8 @@ def tokenless(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     """A runtime of its own whose API_TOKEN is the example's placeholder, or not set; the
     failed-auth lock is off unless a test turns it on (conftest's ``gateway`` says why)."""
     running = Gateway.start(
-        tmp_path_factory.mktemp("no-api-token"), extra_env={"API_TOKEN": request.param, "AUTH_FAIL_LIMIT": "0"},
+        tmp_path_factory.mktemp("no-api-token"),
+        extra_env={"API_TOKEN": request.param, "AUTH_FAIL_LIMIT": "0"},
     )
     yield running
     running.stop()
@@ -282,8 +295,10 @@ def tokenless_admin(tokenless: Gateway, upstream: FakeUpstream) -> Iterator[http
         for provider in admin.get("/providers").raise_for_status().json()["providers"]:
             admin.delete(f"/providers/{provider['id']}").raise_for_status()
         admin.put("/settings", json={"auth_fail_limit": None}).raise_for_status()
-        admin.post("/providers", json={"name": "fake", "base_url": upstream.base_url, "api_key": UPSTREAM_KEY,
-                                       "models": ["fake-model"]}).raise_for_status()
+        admin.post(
+            "/providers",
+            json={"name": "fake", "base_url": upstream.base_url, "api_key": UPSTREAM_KEY, "models": ["fake-model"]},
+        ).raise_for_status()
         yield admin
 
 
@@ -296,7 +311,9 @@ def test_without_api_token_and_clients_v1_is_503_naming_both_ways_out(tokenless,
     assert error["message"].startswith("API_TOKEN is ")
     assert "wrangler secret put API_TOKEN" in error["message"] and "create a named client" in error["message"]
     assert tokenless_admin.get("/clients").json() == {"clients": [], "default_client": {"enabled": False}}
-    warnings = [line for line in tokenless.log().split("Ready on")[0].splitlines() if line.startswith("warning: API_TOKEN")]
+    warnings = [
+        line for line in tokenless.log().split("Ready on")[0].splitlines() if line.startswith("warning: API_TOKEN")
+    ]
     assert len(warnings) == 1 and "default client is off" in warnings[0], warnings
 
 
@@ -305,8 +322,12 @@ def test_without_api_token_a_client_is_served_on_every_surface(tokenless, tokenl
 
     assert chat(tokenless, token).status_code == 200
     for surface in SURFACES:
-        answer = httpx.post(f"{tokenless.url}{surface.path('fake-model', False)}", timeout=30,
-                            json=surface.body("fake-model", False), headers=surface.headers(token))
+        answer = httpx.post(
+            f"{tokenless.url}{surface.path('fake-model', False)}",
+            timeout=30,
+            json=surface.body("fake-model", False),
+            headers=surface.headers(token),
+        )
         assert answer.status_code == 200, (surface, answer.text)
     models = httpx.get(f"{tokenless.url}/v1/models", headers={"authorization": f"Bearer {token}"})
     assert models.status_code == 200
@@ -319,12 +340,18 @@ def test_without_api_token_its_value_is_a_wrong_token_and_counts(tokenless, toke
     ip = {"cf-connecting-ip": "203.0.113.77"}
 
     refused = [
-        httpx.post(f"{tokenless.url}/v1/chat/completions", json={"model": "fake-model", **CHAT},
-                   headers={"authorization": f"Bearer {wrong}", **ip})
+        httpx.post(
+            f"{tokenless.url}/v1/chat/completions",
+            json={"model": "fake-model", **CHAT},
+            headers={"authorization": f"Bearer {wrong}", **ip},
+        )
         for wrong in (PLACEHOLDER_API_TOKEN, "another-wrong-token-xx")
     ]
-    locked = httpx.post(f"{tokenless.url}/v1/chat/completions", json={"model": "fake-model", **CHAT},
-                        headers={"authorization": f"Bearer {token}", **ip})
+    locked = httpx.post(
+        f"{tokenless.url}/v1/chat/completions",
+        json={"model": "fake-model", **CHAT},
+        headers={"authorization": f"Bearer {token}", **ip},
+    )
 
     assert [r.status_code for r in refused] == [401, 401]
     assert refused[0].json()["error"]["code"] == "invalid_api_key"
@@ -362,8 +389,9 @@ def test_security_headers_on_every_kind_of_answer(gateway, admin, add_provider, 
 
     upstream.queue(Sse([chunk("fake-model", "a"), chunk("fake-model", None, "stop")]))
     body = {"model": "fake-model", **CHAT, "stream": True}
-    with httpx.stream("POST", f"{gateway.url}/v1/chat/completions", json=body,
-                      headers={"authorization": f"Bearer {token}"}) as stream:
+    with httpx.stream(
+        "POST", f"{gateway.url}/v1/chat/completions", json=body, headers={"authorization": f"Bearer {token}"}
+    ) as stream:
         stream.read()
     assert stream.status_code == 200
     assert stream.headers["x-content-type-options"] == "nosniff"
@@ -424,13 +452,24 @@ def test_a_database_of_0001_and_0002_upgrades_in_place(tmp_path, upstream):
     try:
         applied = [m["name"] for m in d1_execute(gateway.persist_to, "SELECT name FROM d1_migrations ORDER BY id")]
         assert applied == sorted(p.name for p in (ROOT / "migrations").glob("*.sql"))  # the rest applied
-        admin = httpx.Client(base_url=f"{gateway.url}/api/admin", timeout=30,
-                             headers={"authorization": f"Bearer {gateway.admin_token}"})
+        admin = httpx.Client(
+            base_url=f"{gateway.url}/api/admin", timeout=30, headers={"authorization": f"Bearer {gateway.admin_token}"}
+        )
         with admin:
-            assert admin.get("/settings").json()["settings"]["max_body_bytes"].items() >= {"value": 4096, "source": "d1"}.items()
+            assert (
+                admin.get("/settings").json()["settings"]["max_body_bytes"].items()
+                >= {"value": 4096, "source": "d1"}.items()
+            )
             assert admin.get("/clients").json() == {"clients": [], "default_client": {"enabled": True}}
-            admin.post("/providers", json={"name": "p", "base_url": upstream.base_url, "api_key": "sk-upgrade-key-0000",
-                                           "models": ["fake-model"]}).raise_for_status()
+            admin.post(
+                "/providers",
+                json={
+                    "name": "p",
+                    "base_url": upstream.base_url,
+                    "api_key": "sk-upgrade-key-0000",
+                    "models": ["fake-model"],
+                },
+            ).raise_for_status()
             _, token = create(admin)
             assert chat(gateway, token).status_code == 200
     finally:

@@ -183,7 +183,10 @@ def test_custom_add(page, gateway, admin, upstream):
     expect(row(page, "local-llama")).to_contain_text("qwen2.5")
     added = providers(admin)["local-llama"]
     assert (added["platform"], added["models"], added["priority"], added["timeout_ms"]) == (
-        "ollama", ["llama3.2", "qwen2.5"], 7, 2500,
+        "ollama",
+        ["llama3.2", "qwen2.5"],
+        7,
+        2500,
     )
     expect(page.get_by_test_id("custom-name")).to_have_value("")  # the form is ready for the next one
 
@@ -205,7 +208,9 @@ def test_model_kinds_are_shown_and_set_on_the_page(page, gateway, admin, upstrea
     page.get_by_test_id("edit-models").fill("llama3.2\nbge-m3 chat\nhouse-vectors video")
     page.get_by_test_id("edit-save").click()
     # The 400 names the field: shown under the models being edited.
-    expect(row(page, "mixed").get_by_test_id("field-error")).to_contain_text("chat, embedding, transcription, speech, image")
+    expect(row(page, "mixed").get_by_test_id("field-error")).to_contain_text(
+        "chat, embedding, transcription, speech, image"
+    )
     expect(page.get_by_test_id("edit-models")).to_have_attribute("aria-invalid", "true")
 
     page.get_by_test_id("edit-models").fill("llama3.2\nbge-m3 chat")
@@ -280,7 +285,9 @@ def test_token_change_switches_the_session(page, gateway, admin):
     try:
         open_fold(page, "tokens")
         page.get_by_test_id("token-api-random").click()
-        expect(page.get_by_test_id("token-api")).to_have_value(re.compile(r"^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$"))
+        expect(page.get_by_test_id("token-api")).to_have_value(
+            re.compile(r"^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$")
+        )
         new_api = page.get_by_test_id("token-api").input_value()
         page.get_by_test_id("token-api-save").click()
         expect(page.locator("#tokens")).to_contain_text(f"{new_api[:4]}...{new_api[-4:]}")
@@ -312,8 +319,9 @@ def test_a_401_returns_to_the_login_view(page, gateway):
     replaced = "replaced-admin-token-0123456789"
     login(page, gateway.admin_token)
     try:
-        httpx.put(f"{gateway.url}/api/admin/tokens", json={"admin_token": replaced},
-                  headers=bearer(gateway.admin_token)).raise_for_status()
+        httpx.put(
+            f"{gateway.url}/api/admin/tokens", json={"admin_token": replaced}, headers=bearer(gateway.admin_token)
+        ).raise_for_status()
 
         page.locator("#providers-refresh").click()
 
@@ -351,7 +359,9 @@ def test_routing_settings_show_value_and_source(page, gateway, admin):
     page.get_by_test_id("settings-save").click()
 
     expect(stall.get_by_test_id("setting-source")).to_have_text("已保存（D1）")
-    assert admin.get("/settings").json()["settings"]["stream_stall_ms"].items() >= {"value": 30000, "source": "d1"}.items()
+    assert (
+        admin.get("/settings").json()["settings"]["stream_stall_ms"].items() >= {"value": 30000, "source": "d1"}.items()
+    )
     stall.get_by_role("button").click()  # back to the default
     expect(stall.get_by_test_id("setting-source")).to_have_text("默认值")
     expect(page.get_by_test_id("setting-stream_stall_ms")).to_have_value("60")
@@ -360,8 +370,11 @@ def test_routing_settings_show_value_and_source(page, gateway, admin):
 def test_rate_limit_settings_are_labelled_saved_and_never_reset_to_off(page, gateway, admin):
     login(page, gateway.admin_token)
     open_fold(page, "settings")
-    labels = {"default_client_rpm": "API 令牌每分钟请求数", "ip_rpm": "每个 IP 每分钟请求数",
-              "auth_fail_limit": "每个 IP 每分钟令牌验证失败次数"}
+    labels = {
+        "default_client_rpm": "API 令牌每分钟请求数",
+        "ip_rpm": "每个 IP 每分钟请求数",
+        "auth_fail_limit": "每个 IP 每分钟令牌验证失败次数",
+    }
     for key, label in labels.items():
         limit = page.get_by_test_id("setting-row").filter(has=page.get_by_test_id(f"setting-{key}"))
         expect(limit.locator("label")).to_have_text(label)
@@ -486,7 +499,9 @@ def test_model_aliases_editor(page, gateway, admin, add_provider):
 
     expect(aliases.get_by_test_id("alias-source")).to_have_text("已保存（D1）")
     assert admin.get("/settings").json()["settings"]["model_aliases"]["value"] == {
-        "claude-*haiku*": "small-fast", "claude-*": "auto", "gpt-4o*": "big-slow",
+        "claude-*haiku*": "small-fast",
+        "claude-*": "auto",
+        "gpt-4o*": "big-slow",
     }
 
     rows.nth(1).get_by_test_id("alias-remove").click()
@@ -521,14 +536,27 @@ def test_connect_a_client_shows_this_gateway_and_never_the_token(page, gateway, 
     code = page.get_by_test_id("connect-code")
     page.get_by_test_id("connect-model").select_option("llama-3.3-70b-versatile")
     expected = {
-        "claude": [f'ANTHROPIC_BASE_URL="{gateway.url}"', 'ANTHROPIC_AUTH_TOKEN="<你的 API 令牌>"',
-                   'ANTHROPIC_MODEL="llama-3.3-70b-versatile"', "ANTHROPIC_DEFAULT_HAIKU_MODEL="],
-        "codex": ['model_provider = "fllmapi"', "[model_providers.fllmapi]", f'base_url = "{gateway.url}/v1"',
-                  'env_key = "FLLMAPI_API_KEY"', 'wire_api = "responses"', 'export FLLMAPI_API_KEY="<你的 API 令牌>"'],
-        "gemini": [f'GOOGLE_GEMINI_BASE_URL="{gateway.url}"', 'GEMINI_API_KEY="<你的 API 令牌>"',
-                   'gemini -m "llama-3.3-70b-versatile"'],
+        "claude": [
+            f'ANTHROPIC_BASE_URL="{gateway.url}"',
+            'ANTHROPIC_AUTH_TOKEN="<你的 API 令牌>"',
+            'ANTHROPIC_MODEL="llama-3.3-70b-versatile"',
+            "ANTHROPIC_DEFAULT_HAIKU_MODEL=",
+        ],
+        "codex": [
+            'model_provider = "fllmapi"',
+            "[model_providers.fllmapi]",
+            f'base_url = "{gateway.url}/v1"',
+            'env_key = "FLLMAPI_API_KEY"',
+            'wire_api = "responses"',
+            'export FLLMAPI_API_KEY="<你的 API 令牌>"',
+        ],
+        "gemini": [
+            f'GOOGLE_GEMINI_BASE_URL="{gateway.url}"',
+            'GEMINI_API_KEY="<你的 API 令牌>"',
+            'gemini -m "llama-3.3-70b-versatile"',
+        ],
         "openai": [f'base_url="{gateway.url}/v1"', 'api_key="<你的 API 令牌>"'],
-        "apps": [f"{gateway.url}/v1", f"Authorization: Bearer <你的 API 令牌>"],
+        "apps": [f"{gateway.url}/v1", "Authorization: Bearer <你的 API 令牌>"],
     }
 
     for client, parts in expected.items():
@@ -609,11 +637,13 @@ def keys_sent(upstream, n: int) -> set[str]:
 
 def assert_no_full_key(page: Page, *keys: str) -> None:
     """No key in the document (markup, attributes, text), in any field's value or in the tab's storage."""
-    seen = "\n".join([
-        page.content(),
-        *page.evaluate("[...document.querySelectorAll('input, textarea, select')].map((f) => f.value)"),
-        page.evaluate("JSON.stringify([Object.entries(sessionStorage), Object.entries(localStorage)])"),
-    ])
+    seen = "\n".join(
+        [
+            page.content(),
+            *page.evaluate("[...document.querySelectorAll('input, textarea, select')].map((f) => f.value)"),
+            page.evaluate("JSON.stringify([Object.entries(sessionStorage), Object.entries(localStorage)])"),
+        ]
+    )
     for key in keys:
         assert key not in seen
         assert key[4:-4] not in seen  # not even the middle a hint leaves out
@@ -835,8 +865,14 @@ def test_a_provider_whose_every_key_cools_is_cooling(page, gateway, api, add_pro
 
 
 def test_screenshots_of_provider_keys(page, gateway, admin, api, add_provider, upstream):
-    made = add_provider(name="groq", platform="groq", priority=1, models=["llama-3.3-70b-versatile"],
-                        api_key=None, api_keys=[KEY_A, KEY_B, KEY_C])
+    made = add_provider(
+        name="groq",
+        platform="groq",
+        priority=1,
+        models=["llama-3.3-70b-versatile"],
+        api_key=None,
+        api_keys=[KEY_A, KEY_B, KEY_C],
+    )
     admin.put(f"/providers/{made['id']}/keys/{made['keys'][2]['id']}", json={"enabled": False}).raise_for_status()
     upstream.queue(Json({"error": {"message": "Rate limit reached for model llama-3.3-70b-versatile"}}, 429))
     assert ask(api, "llama-3.3-70b-versatile").status_code == 200
@@ -889,7 +925,11 @@ def test_create_a_client_shows_its_token_once_with_a_copy_button(page, gateway, 
     expect(token_node).to_have_text(re.compile(r"^fk-[A-Za-z0-9_-]{43,}$"))
     token = token_node.inner_text()
     stored = clients(admin)["laptop"]
-    assert (stored["rpm"], stored["models"], stored["token_hint"]) == (30, ["fake-model"], f"{token[:4]}...{token[-4:]}")
+    assert (stored["rpm"], stored["models"], stored["token_hint"]) == (
+        30,
+        ["fake-model"],
+        f"{token[:4]}...{token[-4:]}",
+    )
     row = client_row(page, "laptop")
     expect(row.get_by_test_id("client-hint")).to_have_text(stored["token_hint"])
     expect(row.get_by_test_id("client-rpm-value")).to_have_text("每分钟 30 次")
@@ -898,8 +938,11 @@ def test_create_a_client_shows_its_token_once_with_a_copy_button(page, gateway, 
     page.get_by_test_id("client-token-copy").click()
     expect(page.locator("#clients-message")).to_have_text("令牌已复制到剪贴板。")
     assert page.evaluate("navigator.clipboard.readText()") == token
-    works = httpx.post(f"{gateway.url}/v1/chat/completions", headers=bearer(token),
-                       json={"model": "fake-model", "messages": [{"role": "user", "content": "x"}]})
+    works = httpx.post(
+        f"{gateway.url}/v1/chat/completions",
+        headers=bearer(token),
+        json={"model": "fake-model", "messages": [{"role": "user", "content": "x"}]},
+    )
     assert works.status_code == 200
 
     page.get_by_test_id("client-token-dismiss").click()
@@ -1062,7 +1105,8 @@ def test_openrouter_panel_without_models_and_the_origin_saved_as_text(page, gate
     expect(setting.get_by_test_id("setting-source")).to_have_text("default")
     expect(origin).to_have_value("https://openrouter.ai")
     assert admin.get("/settings").json()["settings"]["openrouter_origin"] == {
-        "value": "https://openrouter.ai", "source": "default",
+        "value": "https://openrouter.ai",
+        "source": "default",
     }
 
 
@@ -1111,7 +1155,9 @@ def test_openrouter_panel_shows_each_pinned_model_its_lock_and_ranked_candidates
             model = panel.get_by_test_id("openrouter-model")
             expect(model).to_have_count(1)
             expect(model.get_by_test_id("openrouter-model-id")).to_have_text(PINNED_MODEL)
-            expect(model.get_by_test_id("openrouter-lock")).to_have_text(re.compile(r"^固定到 cheap · 至 .*\d\d:\d\d:\d\d$"))
+            expect(model.get_by_test_id("openrouter-lock")).to_have_text(
+                re.compile(r"^固定到 cheap · 至 .*\d\d:\d\d:\d\d$")
+            )
             expect(model.get_by_test_id("openrouter-counts")).to_contain_text(f"连续失败{pin['failures']}")
             expect(model.get_by_test_id("openrouter-counts")).to_contain_text("切换次数1")
             candidates = model.get_by_test_id("openrouter-candidates").get_by_test_id("openrouter-candidate")
@@ -1123,10 +1169,19 @@ def test_openrouter_panel_shows_each_pinned_model_its_lock_and_ranked_candidates
             cheap = candidates.filter(has=page.locator('[data-testid="openrouter-pinned"]'))
             expect(cheap).to_have_attribute("data-slug", "cheap")
             # Rank, slug, score, prices per million tokens, caching, speed, state.
-            expect(cheap.locator("td")).to_have_text([
-                str(ranked.index("cheap") + 1), "cheap", re.compile(r"^[\d.,]+$"), "$0.2 / M", "$0.8 / M",
-                per_million(by_slug["cheap"]["input_cache_read"]), "否", "60 tok/s", "已固定",
-            ])
+            expect(cheap.locator("td")).to_have_text(
+                [
+                    str(ranked.index("cheap") + 1),
+                    "cheap",
+                    re.compile(r"^[\d.,]+$"),
+                    "$0.2 / M",
+                    "$0.8 / M",
+                    per_million(by_slug["cheap"]["input_cache_read"]),
+                    "否",
+                    "60 tok/s",
+                    "已固定",
+                ]
+            )
             score = float(cheap.locator("td").nth(2).inner_text().replace(",", ""))
             assert score == float(f"{by_slug['cheap']['score']:.3g}")  # to 3 significant digits
             cache = candidates.filter(has=page.locator('[data-testid="openrouter-cooling"]'))
@@ -1139,8 +1194,12 @@ def test_openrouter_panel_shows_each_pinned_model_its_lock_and_ranked_candidates
             assert all(b != locked for i, b in enumerate(backgrounds) if ranked[i] != "cheap"), backgrounds
 
             # A failed read says so in the panel's own line, and leaves what it showed.
-            page.route("**/api/admin/openrouter", lambda route: route.fulfill(
-                status=503, json={"error": {"message": "D1 is unavailable", "type": "storage_error"}}))
+            page.route(
+                "**/api/admin/openrouter",
+                lambda route: route.fulfill(
+                    status=503, json={"error": {"message": "D1 is unavailable", "type": "storage_error"}}
+                ),
+            )
             page.get_by_test_id("openrouter-refresh").click()
             expect(page.locator("#openrouter-message")).to_have_text("D1 is unavailable")
             expect(model).to_have_count(1)
@@ -1153,8 +1212,18 @@ def test_openrouter_panel_shows_each_pinned_model_its_lock_and_ranked_candidates
 
 # The panels top to bottom, as a newcomer needs them: providers (bar, list, adding), connecting a
 # client, clients (and their tokens), usage, then what is secondary, folded.
-PANELS = ["cooldown-bar", "providers", "add-provider", "custom-add", "connect", "clients", "tokens", "usage",
-          "openrouter-fold", "settings"]
+PANELS = [
+    "cooldown-bar",
+    "providers",
+    "add-provider",
+    "custom-add",
+    "connect",
+    "clients",
+    "tokens",
+    "usage",
+    "openrouter-fold",
+    "settings",
+]
 # The admin API keeps ms and bytes; the page shows s, min and MB.
 MINUTE_MS, MB = 60000, 1024 * 1024
 
@@ -1169,7 +1238,7 @@ def sample_data(add_provider, admin: httpx.Client) -> None:
 
 def panel_tops(page: Page) -> list[float]:
     return page.evaluate(
-        "ids => ids.map((id) => document.querySelector(`[data-testid=\"${id}\"]`).getBoundingClientRect().top)",
+        'ids => ids.map((id) => document.querySelector(`[data-testid="${id}"]`).getBoundingClientRect().top)',
         PANELS,
     )
 
@@ -1179,10 +1248,20 @@ def test_the_panels_follow_the_work_and_settings_are_folded(page, gateway):
 
     tops = panel_tops(page)
     assert tops == sorted(tops) and len(set(tops)) == len(tops), tops
-    expect(page.locator("#main-view h2:visible")).to_have_text([
-        re.compile("服务商"), "服务商", "快速添加", "自定义添加", "连接客户端", "客户端", "API 令牌与管理令牌",
-        "用量与健康", "OpenRouter 上游固定", "高级设置",
-    ])
+    expect(page.locator("#main-view h2:visible")).to_have_text(
+        [
+            re.compile("服务商"),
+            "服务商",
+            "快速添加",
+            "自定义添加",
+            "连接客户端",
+            "客户端",
+            "API 令牌与管理令牌",
+            "用量与健康",
+            "OpenRouter 上游固定",
+            "高级设置",
+        ]
+    )
     for fold in ("custom-add", "tokens", "openrouter-fold", "settings"):
         expect(page.get_by_test_id(fold)).not_to_have_attribute("open", re.compile(".*"))
     expect(page.get_by_test_id("setting-row")).to_have_count(14)
@@ -1193,7 +1272,9 @@ def test_the_panels_follow_the_work_and_settings_are_folded(page, gateway):
     expect(groups).to_have_count(4)
     expect(groups.nth(1).get_by_test_id("setting-row")).to_have_count(3)
     assert [r.get_attribute("data-setting") for r in groups.nth(1).get_by_test_id("setting-row").all()] == [
-        "default_client_rpm", "ip_rpm", "auth_fail_limit",
+        "default_client_rpm",
+        "ip_rpm",
+        "auth_fail_limit",
     ]
     usage = groups.nth(3)  # how often usage is written to D1 (SPEC §18's budget), in its own group
     expect(usage.locator("h3")).to_have_text("用量")
@@ -1204,7 +1285,7 @@ def test_the_panels_follow_the_work_and_settings_are_folded(page, gateway):
 def test_durations_in_seconds_or_minutes_and_sizes_in_mb(page, gateway, admin):
     login(page, gateway.admin_token)
     open_fold(page, "settings")
-    setting = lambda key: page.locator(f'[data-testid="setting-row"][data-setting="{key}"]')  # noqa: E731
+    setting = lambda key: page.locator(f'[data-testid="setting-row"][data-setting="{key}"]')
     expect(page.get_by_test_id("setting-routing_cooldown_ceiling_ms")).to_have_value("1440")  # the default, 24 h
     expect(setting("routing_cooldown_ceiling_ms").get_by_test_id("setting-unit")).to_have_text("分钟")
     expect(page.get_by_test_id("setting-max_body_bytes")).to_have_value("1")
@@ -1406,7 +1487,7 @@ def test_the_clients_panel_says_when_the_default_client_is_off(browser, tmp_path
 
     off = Gateway.start(tmp_path, extra_env={"API_TOKEN": "change-me-to-a-long-random-token"})
     try:
-        note = lambda page: page.get_by_test_id("default-client")  # noqa: E731
+        note = lambda page: page.get_by_test_id("default-client")
         with watched_page(browser, off.url, locale="en-US") as opened:
             login(opened, off.admin_token)
             expect(note(opened)).to_have_text(
@@ -1434,14 +1515,20 @@ def test_heights_and_screenshots_at_1280_and_390(browser, tmp_path, upstream, ca
     fresh = Gateway.start(tmp_path, extra_env={"AUTH_FAIL_LIMIT": "0"})
     try:
         with httpx.Client(base_url=f"{fresh.url}/api/admin", headers=bearer(fresh.admin_token), timeout=30) as admin:
-            sample_data(lambda **f: admin.post("/providers", json={
-                "base_url": upstream.base_url, "api_key": UPSTREAM_KEY, **f}).raise_for_status(), admin)
+            sample_data(
+                lambda **f: admin.post(
+                    "/providers", json={"base_url": upstream.base_url, "api_key": UPSTREAM_KEY, **f}
+                ).raise_for_status(),
+                admin,
+            )
             heights = measure_heights(browser, fresh)
     finally:
         fresh.stop()
     with capsys.disabled():
-        print("\npage heights (logged in, 2 providers, 2 clients):",
-              ", ".join(f"{lang} {width} px: {h} px" for (lang, width), h in sorted(heights.items())))
+        print(
+            "\npage heights (logged in, 2 providers, 2 clients):",
+            ", ".join(f"{lang} {width} px: {h} px" for (lang, width), h in sorted(heights.items())),
+        )
     # Measured before the reorder (same data, same runtime): at most 60% of that now.
     before = {("zh", 1280): 4910, ("en", 1280): 5176, ("zh", 390): 6817, ("en", 390): 7403}
     assert {k: h for k, h in heights.items() if h > 0.6 * before[k]} == {}
@@ -1495,8 +1582,11 @@ def test_a_newcomer_reaches_a_working_client_in_the_pages_order(browser, gateway
         for fold in ("custom-add", "tokens", "openrouter-fold", "settings"):
             expect(page.get_by_test_id(fold)).not_to_have_attribute("open", re.compile(".*"))
 
-    answer = httpx.post(f"{base_url}/chat/completions", headers=bearer(token),
-                        json={"model": model, "messages": [{"role": "user", "content": "hello"}]})
+    answer = httpx.post(
+        f"{base_url}/chat/completions",
+        headers=bearer(token),
+        json={"model": model, "messages": [{"role": "user", "content": "hello"}]},
+    )
     assert (base_url, model) == (f"{gateway.url}/v1", "auto")
     assert answer.status_code == 200, answer.text
     assert answer.headers["x-routed-via"].startswith("groq/")

@@ -36,9 +36,7 @@ def test_each_unusable_secret_is_named_at_start(bad_gateway):
 
 
 def test_the_admin_api_is_not_served_with_a_placeholder_token(bad_gateway):
-    response = httpx.get(
-        f"{bad_gateway.url}/api/admin/providers", headers={"authorization": f"Bearer {PLACEHOLDER}"}
-    )
+    response = httpx.get(f"{bad_gateway.url}/api/admin/providers", headers={"authorization": f"Bearer {PLACEHOLDER}"})
 
     assert response.status_code == 503
     error = response.json()["error"]

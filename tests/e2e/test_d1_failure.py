@@ -146,7 +146,10 @@ def test_the_control_route_takes_the_env_admin_token_and_known_modes(gateway):
     url = f"{gateway.url}/api/dev/d1-fault"
     admin = {"authorization": f"Bearer {gateway.admin_token}"}
 
-    assert httpx.post(url, json={"mode": "all"}, headers={"authorization": f"Bearer {gateway.api_token}"}).status_code == 401
+    assert (
+        httpx.post(url, json={"mode": "all"}, headers={"authorization": f"Bearer {gateway.api_token}"}).status_code
+        == 401
+    )
     assert httpx.post(url, json={"mode": "sometimes"}, headers=admin).status_code == 400
     assert httpx.post(url, json={"mode": "quota:-1"}, headers=admin).status_code == 400
     assert httpx.get(url, headers=admin).json()["mode"] == "off"
@@ -199,7 +202,9 @@ def test_a_cold_isolate_with_no_snapshot_answers_503_naming_d1(tmp_path, upstrea
         mode = fault_state(gateway)["mode"]
         answer = chat(gateway)
         models = httpx.get(f"{gateway.url}/v1/models", headers={"authorization": f"Bearer {gateway.api_token}"})
-        status = httpx.get(f"{gateway.url}/api/admin/status", headers={"authorization": f"Bearer {gateway.admin_token}"})
+        status = httpx.get(
+            f"{gateway.url}/api/admin/status", headers={"authorization": f"Bearer {gateway.admin_token}"}
+        )
         log = gateway.log()
     finally:
         gateway.stop()
@@ -241,7 +246,15 @@ def test_admin_writes_answer_503_naming_d1_and_nothing_is_lost(gateway, admin, u
 
     refused = [
         admin.put("/settings", json={"ip_rpm": 9}),
-        admin.post("/providers", json={"name": "another", "base_url": upstream.base_url, "api_key": "sk-another-0123456789", "models": ["m"]}),
+        admin.post(
+            "/providers",
+            json={
+                "name": "another",
+                "base_url": upstream.base_url,
+                "api_key": "sk-another-0123456789",
+                "models": ["m"],
+            },
+        ),
         admin.put(f"/providers/{provider['id']}", json={"name": "renamed"}),
         admin.delete(f"/providers/{provider['id']}"),
         admin.post("/clients", json={"name": "app"}),
@@ -347,8 +360,10 @@ def test_usage_is_written_when_d1_returns_and_counted_once(gateway, admin, hour)
         made += sum(chat(gateway).status_code == 200 for _ in range(2))
         gateway.advance_clock(FLUSH_DUE_MS)  # the next request's flush is due, and fails
     made += chat(gateway).status_code == 200
-    wait_for(lambda: sum(bool(USAGE_WRITE.match(s)) for s in gateway.d1_statements()[start:]) >= 2,
-             "the isolate tried to write its usage while D1 refused writes")
+    wait_for(
+        lambda: sum(bool(USAGE_WRITE.match(s)) for s in gateway.d1_statements()[start:]) >= 2,
+        "the isolate tried to write its usage while D1 refused writes",
+    )
     gateway.d1_fault("off")
     gateway.advance_clock(FLUSH_DUE_MS)
 
@@ -384,7 +399,9 @@ def test_a_spent_quota_lets_its_rows_through_then_chat_goes_on(gateway, admin, h
 @pytest.mark.usefixtures("provider", "fresh_window")
 @pytest.mark.parametrize("caller", ["api token", "named client"])
 def test_a_warm_request_from_a_known_caller_within_its_limits_makes_no_d1_query(gateway, admin, caller):
-    admin.put("/settings", json={"ip_rpm": 1_000, "default_client_rpm": 1_000, "auth_fail_limit": 10}).raise_for_status()
+    admin.put(
+        "/settings", json={"ip_rpm": 1_000, "default_client_rpm": 1_000, "auth_fail_limit": 10}
+    ).raise_for_status()
     token = gateway.api_token
     if caller == "named client":
         made = admin.post("/clients", json={"name": "app", "rpm": 1_000})

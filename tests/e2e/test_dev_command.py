@@ -34,8 +34,15 @@ START_TIMEOUT_S = 120
 
 
 def dev_command(tmp_path: Path, port: int, env_file: Path) -> list[str]:
-    return [str(ROOT / "scripts" / "dev"), "--port", str(port),
-            "--persist-to", str(tmp_path / "state"), "--env-file", str(env_file)]
+    return [
+        str(ROOT / "scripts" / "dev"),
+        "--port",
+        str(port),
+        "--persist-to",
+        str(tmp_path / "state"),
+        "--env-file",
+        str(env_file),
+    ]
 
 
 def dev_env(env: dict[str, str]) -> dict[str, str]:
@@ -46,10 +53,7 @@ def dev_env(env: dict[str, str]) -> dict[str, str]:
 def write_env_file(tmp_path: Path) -> Path:
     env_file = tmp_path / "custom.vars"
     env_file.write_text(
-        "# comment\n"
-        f"ADMIN_TOKEN={FILE_ADMIN_TOKEN}\n"
-        f'API_TOKEN="{FILE_API_TOKEN}"\n'
-        f"ENCRYPTION_KEY={'ab' * 32}\n"
+        f'# comment\nADMIN_TOKEN={FILE_ADMIN_TOKEN}\nAPI_TOKEN="{FILE_API_TOKEN}"\nENCRYPTION_KEY={"ab" * 32}\n'
     )
     return env_file
 
@@ -68,13 +72,21 @@ def wait_for(read, pattern: re.Pattern[str], process: subprocess.Popen[bytes], w
     raise AssertionError(f"no {what} from scripts/dev:\n{read()}")
 
 
-def start_dev(tmp_path: Path, env: dict[str, str], env_file: Path | None = None,
-              ) -> tuple[subprocess.Popen[bytes], str, Path]:
+def start_dev(
+    tmp_path: Path,
+    env: dict[str, str],
+    env_file: Path | None = None,
+) -> tuple[subprocess.Popen[bytes], str, Path]:
     """scripts/dev on a free port, its output (stdout and stderr) to a file; waits for Ready."""
     env_file = env_file or write_env_file(tmp_path)
     log_path = tmp_path / "dev.log"
-    process = subprocess.Popen(dev_command(tmp_path, free_port(), env_file), cwd=ROOT, env=dev_env(env),
-                               stdout=log_path.open("wb"), stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        dev_command(tmp_path, free_port(), env_file),
+        cwd=ROOT,
+        env=dev_env(env),
+        stdout=log_path.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
     found = wait_for(lambda: log_path.read_text(errors="replace"), READY, process, "Ready line")
     return process, found.group(1), log_path
 
@@ -90,10 +102,12 @@ def test_dev_serves_with_the_env_file_and_stops_cleanly(tmp_path, stop):
     process, url, log_path = start_dev(tmp_path, env)
     try:
         admin = httpx.get(f"{url}/api/admin/settings", headers={"authorization": f"Bearer {env['ADMIN_TOKEN']}"})
-        file_admin = httpx.get(f"{url}/api/admin/settings",
-                               headers={"authorization": f"Bearer {FILE_ADMIN_TOKEN}"})
-        api = httpx.post(f"{url}/v1/chat/completions", json={"messages": [{"role": "user", "content": "x"}]},
-                         headers={"authorization": f"Bearer {FILE_API_TOKEN}"})
+        file_admin = httpx.get(f"{url}/api/admin/settings", headers={"authorization": f"Bearer {FILE_ADMIN_TOKEN}"})
+        api = httpx.post(
+            f"{url}/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": "x"}]},
+            headers={"authorization": f"Bearer {FILE_API_TOKEN}"},
+        )
     finally:
         process.send_signal(stop)
         code = process.wait(timeout=30)
@@ -126,9 +140,17 @@ def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
 
 
 def add_provider(url: str, upstream: FakeUpstream, name: str, model: str, priority: int) -> None:
-    response = httpx.post(f"{url}/api/admin/providers", headers={"authorization": f"Bearer {FILE_ADMIN_TOKEN}"},
-                          json={"name": name, "base_url": upstream.base_url, "api_key": UPSTREAM_KEY,
-                                "models": [model], "priority": priority})
+    response = httpx.post(
+        f"{url}/api/admin/providers",
+        headers={"authorization": f"Bearer {FILE_ADMIN_TOKEN}"},
+        json={
+            "name": name,
+            "base_url": upstream.base_url,
+            "api_key": UPSTREAM_KEY,
+            "models": [model],
+            "priority": priority,
+        },
+    )
     assert response.status_code == 201, response.text
 
 
@@ -154,9 +176,11 @@ def test_each_request_prints_what_served_it_and_no_secret(dev, upstream):
     upstream.queue(Json({"error": {"message": "boom"}}, 500), model="m-down")
 
     # A Gemini client would send its key in the query string: it must not reach the log.
-    response = httpx.post(f"{url}/v1/chat/completions?key=query-secret-0123456789&alt=sse",
-                          json={"model": "auto", "messages": [{"role": "user", "content": "x"}]},
-                          headers={"authorization": f"Bearer {FILE_API_TOKEN}"})
+    response = httpx.post(
+        f"{url}/v1/chat/completions?key=query-secret-0123456789&alt=sse",
+        json={"model": "auto", "messages": [{"role": "user", "content": "x"}]},
+        headers={"authorization": f"Bearer {FILE_API_TOKEN}"},
+    )
     line = wait_for_request_line(log_path, "up/m-up")
 
     assert response.status_code == 200
@@ -177,12 +201,18 @@ def test_a_stream_is_logged_when_it_ends(dev, upstream):
     url, log_path = dev
     add_provider(url, upstream, "streamer", "m-stream", priority=3)
     release = threading.Event()
-    upstream.queue(Sse([chunk("m-stream", "first"), chunk("m-stream", "second", "stop")], gates={1: release}),
-                   model="m-stream")
+    upstream.queue(
+        Sse([chunk("m-stream", "first"), chunk("m-stream", "second", "stop")], gates={1: release}), model="m-stream"
+    )
     body = {"model": "m-stream", "messages": [{"role": "user", "content": "x"}], "stream": True}
 
-    with httpx.stream("POST", f"{url}/v1/chat/completions", json=body,
-                      headers={"authorization": f"Bearer {FILE_API_TOKEN}"}, timeout=30) as response:
+    with httpx.stream(
+        "POST",
+        f"{url}/v1/chat/completions",
+        json=body,
+        headers={"authorization": f"Bearer {FILE_API_TOKEN}"},
+        timeout=30,
+    ) as response:
         chunks = response.iter_raw()
         received = b""
         for data in chunks:
@@ -198,21 +228,26 @@ def test_a_stream_is_logged_when_it_ends(dev, upstream):
 
     assert b"[DONE]" in received
     assert logged_while_open == []
-    assert (line["method"], line["path"], line["status"], line["gone"]) == ("POST", "/v1/chat/completions", "200",
-                                                                            None)
+    assert (line["method"], line["path"], line["status"], line["gone"]) == ("POST", "/v1/chat/completions", "200", None)
 
 
 def test_a_caller_leaving_mid_stream_is_marked(dev, upstream):
     url, log_path = dev
     add_provider(url, upstream, "leaver", "m-leave", priority=4)
     release = threading.Event()
-    upstream.queue(Sse([chunk("m-leave", "first"), chunk("m-leave", "second", "stop")], gates={1: release}),
-                   model="m-leave")
+    upstream.queue(
+        Sse([chunk("m-leave", "first"), chunk("m-leave", "second", "stop")], gates={1: release}), model="m-leave"
+    )
     body = {"model": "m-leave", "messages": [{"role": "user", "content": "x"}], "stream": True}
 
     try:
-        with httpx.stream("POST", f"{url}/v1/chat/completions", json=body,
-                          headers={"authorization": f"Bearer {FILE_API_TOKEN}"}, timeout=30) as response:
+        with httpx.stream(
+            "POST",
+            f"{url}/v1/chat/completions",
+            json=body,
+            headers={"authorization": f"Bearer {FILE_API_TOKEN}"},
+            timeout=30,
+        ) as response:
             for data in response.iter_raw():
                 if b"first" in data:
                     break
@@ -241,8 +276,9 @@ def test_a_stream_cut_mid_answer_is_marked_on_its_own_line(dev, upstream):
     add_provider(url, upstream, "steady", "m-steady", priority=6)
     cut, finish = threading.Event(), threading.Event()
     upstream.queue(Sse([chunk("m-cut", "partial")], done=False, reset=True, gates={1: cut}), model="m-cut")
-    upstream.queue(Sse([chunk("m-steady", "whole"), chunk("m-steady", None, "stop")], gates={1: finish}),
-                   model="m-steady")
+    upstream.queue(
+        Sse([chunk("m-steady", "whole"), chunk("m-steady", None, "stop")], gates={1: finish}), model="m-steady"
+    )
     headers = {"authorization": f"Bearer {FILE_API_TOKEN}"}
 
     def ask(model: str):
@@ -325,8 +361,9 @@ def test_request_lines_are_coloured_on_a_terminal_only(tmp_path, no_color, colou
         env["NO_COLOR"] = no_color
     absent = tmp_path / "absent.vars"
     output = PtyOutput()
-    process = subprocess.Popen(dev_command(tmp_path, free_port(), absent), cwd=ROOT, env=env,
-                               stdout=output.slave, stderr=output.slave)
+    process = subprocess.Popen(
+        dev_command(tmp_path, free_port(), absent), cwd=ROOT, env=env, stdout=output.slave, stderr=output.slave
+    )
     os.close(output.slave)
     output.start()
     try:
@@ -352,8 +389,14 @@ def test_a_busy_port_is_named_with_the_way_out(tmp_path):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = subprocess.run(dev_command(tmp_path, port, env_file), cwd=ROOT, env=dev_env({}),
-                                capture_output=True, text=True, timeout=START_TIMEOUT_S)
+        result = subprocess.run(
+            dev_command(tmp_path, port, env_file),
+            cwd=ROOT,
+            env=dev_env({}),
+            capture_output=True,
+            text=True,
+            timeout=START_TIMEOUT_S,
+        )
 
     errors = [line for line in result.stderr.splitlines() if not line.startswith("setup: ")]
     assert result.returncode == 1
@@ -371,8 +414,11 @@ def test_dev_writes_a_missing_env_file_with_fresh_secrets(tmp_path):
     try:
         values = dict(re.findall(r"^([A-Z_]+)=(.*)$", env_file.read_text(), re.M))
         admin = httpx.get(f"{url}/api/admin/settings", headers={"authorization": f"Bearer {values['ADMIN_TOKEN']}"})
-        api = httpx.post(f"{url}/v1/chat/completions", json={"messages": [{"role": "user", "content": "x"}]},
-                         headers={"authorization": f"Bearer {values['API_TOKEN']}"})
+        api = httpx.post(
+            f"{url}/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": "x"}]},
+            headers={"authorization": f"Bearer {values['API_TOKEN']}"},
+        )
     finally:
         assert stop_dev(process) == 0
 

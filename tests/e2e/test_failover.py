@@ -20,7 +20,9 @@ def ask(api, model="m", **extra):
 @pytest.fixture
 def pair(add_provider):
     """Provider A (tried first) and B, both declaring model m."""
-    return add_provider(name="A", priority=1, models=["m"], timeout_ms=1000), add_provider(name="B", priority=2, models=["m"])
+    return add_provider(name="A", priority=1, models=["m"], timeout_ms=1000), add_provider(
+        name="B", priority=2, models=["m"]
+    )
 
 
 class RetryAt:
@@ -37,28 +39,60 @@ class RetryAt:
 @pytest.mark.parametrize(
     ("step", "kind", "source", "status", "at_least_ms", "at_most_ms"),
     [
-        pytest.param(Json({"error": {"message": "slow down"}}, 429), "rate_limited", "heuristic", 429, 85_000, 90_000,
-                     id="429"),
-        pytest.param(Json({"error": {"message": "later"}}, 429, {"retry-after": "300"}), "rate_limited",
-                     "authoritative", 429, 295_000, 300_000, id="429-retry-after"),
+        pytest.param(
+            Json({"error": {"message": "slow down"}}, 429), "rate_limited", "heuristic", 429, 85_000, 90_000, id="429"
+        ),
+        pytest.param(
+            Json({"error": {"message": "later"}}, 429, {"retry-after": "300"}),
+            "rate_limited",
+            "authoritative",
+            429,
+            295_000,
+            300_000,
+            id="429-retry-after",
+        ),
         pytest.param(RetryAt(600), "rate_limited", "authoritative", 429, 590_000, 601_000, id="429-http-date"),
-        pytest.param(Json({"error": {"message": "You exceeded your daily quota"}}, 429), "daily_quota_exhausted",
-                     "quota", 429, 60_000, 24 * HOUR_MS, id="429-daily-quota"),
-        pytest.param(Json({"error": {"message": "bad key"}}, 401), "auth", "heuristic", 401, 295_000, 300_000,
-                     id="401"),
-        pytest.param(Json({"error": {"message": "no credit"}}, 402), "out_of_credits", "credit", 402,
-                     24 * HOUR_MS - 5_000, 24 * HOUR_MS, id="402"),
-        pytest.param(Json({"error": {"message": "tier"}}, 403), "forbidden", "tier", 403, 24 * HOUR_MS - 5_000,
-                     24 * HOUR_MS, id="403"),
-        pytest.param(Json({"error": {"message": "boom"}}, 500), "upstream_error", "heuristic", 500, 85_000, 90_000,
-                     id="500"),
+        pytest.param(
+            Json({"error": {"message": "You exceeded your daily quota"}}, 429),
+            "daily_quota_exhausted",
+            "quota",
+            429,
+            60_000,
+            24 * HOUR_MS,
+            id="429-daily-quota",
+        ),
+        pytest.param(
+            Json({"error": {"message": "bad key"}}, 401), "auth", "heuristic", 401, 295_000, 300_000, id="401"
+        ),
+        pytest.param(
+            Json({"error": {"message": "no credit"}}, 402),
+            "out_of_credits",
+            "credit",
+            402,
+            24 * HOUR_MS - 5_000,
+            24 * HOUR_MS,
+            id="402",
+        ),
+        pytest.param(
+            Json({"error": {"message": "tier"}}, 403),
+            "forbidden",
+            "tier",
+            403,
+            24 * HOUR_MS - 5_000,
+            24 * HOUR_MS,
+            id="403",
+        ),
+        pytest.param(
+            Json({"error": {"message": "boom"}}, 500), "upstream_error", "heuristic", 500, 85_000, 90_000, id="500"
+        ),
         pytest.param(Reset(), "network", "heuristic", None, 85_000, 90_000, id="connection-reset"),
         # A step that holds a request is made per run (a factory): each run of the test needs its own.
         pytest.param(Hang, "timeout", "heuristic", None, 85_000, 90_000, id="timeout"),
     ],
 )
-def test_failure_fails_over_and_cools_the_provider(gateway, api, admin, pair, upstream, step, kind, source, status,
-                                                   at_least_ms, at_most_ms):
+def test_failure_fails_over_and_cools_the_provider(
+    gateway, api, admin, pair, upstream, step, kind, source, status, at_least_ms, at_most_ms
+):
     made = step.step(gateway) if isinstance(step, RetryAt) else step() if callable(step) else step
     upstream.queue(made)  # A gets it; B answers
 
@@ -69,8 +103,12 @@ def test_failure_fails_over_and_cools_the_provider(gateway, api, admin, pair, up
     assert response.headers["x-fallback-attempts"] == "1"
     assert response.headers["x-fallback-trail"] == f"A/m: {kind}"
     [cooldown] = admin.get("/status").json()["cooldowns"]
-    assert (cooldown["name"], cooldown["model"], cooldown["source"], cooldown["lastStatus"]) == ("A", None, source,
-                                                                                                 status)
+    assert (cooldown["name"], cooldown["model"], cooldown["source"], cooldown["lastStatus"]) == (
+        "A",
+        None,
+        source,
+        status,
+    )
     assert at_least_ms <= cooldown["remainingMs"] <= at_most_ms
 
 
@@ -157,8 +195,9 @@ def test_caller_error_is_returned_as_is_without_trying_others(api, admin, pair, 
 def test_context_too_long_moves_to_another_model_without_cooldown(api, admin, add_provider, upstream):
     add_provider(name="A", priority=1, models=["small", "big"])
     add_provider(name="B", priority=2, models=["small"])
-    upstream.queue(Json({"error": {"message": "This model's maximum context length is 8192 tokens"}}, 400),
-                   model="small")
+    upstream.queue(
+        Json({"error": {"message": "This model's maximum context length is 8192 tokens"}}, 400), model="small"
+    )
 
     response = ask(api, model="auto")
 

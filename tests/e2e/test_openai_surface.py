@@ -20,7 +20,7 @@ import pytest
 from google import genai
 from google.genai import types as genai_types
 
-from support.answers import answer, server_error
+from support.answers import server_error
 from support.endpoints import fake_vector, image_bytes, speech_bytes
 from support.upstream import Json, PerKey, Sse
 
@@ -64,7 +64,9 @@ def test_openai_embeddings_through_the_sdk(oai, add_provider, upstream):
     result = raw.parse()
 
     # The SDK asks for base64 and decodes it: the vectors arrive as the upstream computed them.
-    assert [close(d.embedding, fake_vector(EMBED, t)) for d, t in zip(result.data, ["first text", "second"], strict=True)] == [True, True]
+    assert [
+        close(d.embedding, fake_vector(EMBED, t)) for d, t in zip(result.data, ["first text", "second"], strict=True)
+    ] == [True, True]
     assert raw.headers["x-routed-via"] == f"fake/{EMBED}"
     assert [r.path for r in upstream.requests] == ["/v1/embeddings"]
     assert upstream.requests[0].json["encoding_format"] == "base64"
@@ -181,7 +183,9 @@ def test_ollama_embed(gateway, add_provider, upstream):
     result = client.embed(model=f"{OTHER_EMBED}:latest", input=["one", "three"])
     older = client.embeddings(model=OTHER_EMBED, prompt="one")
 
-    assert [close(v, fake_vector(OTHER_EMBED, t)) for v, t in zip(result.embeddings, ["one", "three"], strict=True)] == [True, True]
+    assert [
+        close(v, fake_vector(OTHER_EMBED, t)) for v, t in zip(result.embeddings, ["one", "three"], strict=True)
+    ] == [True, True]
     assert result.model == OTHER_EMBED
     assert result.prompt_eval_count == len("one") + len("three")
     assert close(list(older.embedding), fake_vector(OTHER_EMBED, "one"))
@@ -201,7 +205,10 @@ def test_ollama_embed_errors_in_ollamas_shape(gateway, add_provider, upstream):
 def test_gemini_embed_content(gateway, add_provider, upstream, api_version):
     add_provider(models=[CHAT, EMBED])
     options = genai_types.HttpOptions(
-        base_url=gateway.url, api_version=api_version, timeout=30_000, retry_options=genai_types.HttpRetryOptions(attempts=1)
+        base_url=gateway.url,
+        api_version=api_version,
+        timeout=30_000,
+        retry_options=genai_types.HttpRetryOptions(attempts=1),
     )
     client = genai.Client(api_key=gateway.api_token, http_options=options)
 
@@ -209,7 +216,9 @@ def test_gemini_embed_content(gateway, add_provider, upstream, api_version):
         model=EMBED, contents=["alpha", "be"], config=genai_types.EmbedContentConfig(output_dimensionality=3)
     )
 
-    assert [close(e.values, fake_vector(EMBED, t)) for e, t in zip(result.embeddings, ["alpha", "be"], strict=True)] == [True, True]
+    assert [
+        close(e.values, fake_vector(EMBED, t)) for e, t in zip(result.embeddings, ["alpha", "be"], strict=True)
+    ] == [True, True]
     sent = upstream.requests[0]
     assert sent.path == "/v1/embeddings"
     assert sent.json == {"model": EMBED, "input": ["alpha", "be"], "dimensions": 3}
@@ -253,7 +262,13 @@ def test_legacy_completions(oai, add_provider, upstream):
 def test_legacy_completions_stream(oai, add_provider, upstream):
     add_provider(models=[CHAT])
     events = [
-        {"id": "c", "object": "text_completion", "created": 1, "model": CHAT, "choices": [{"text": t, "index": 0, "finish_reason": f}]}
+        {
+            "id": "c",
+            "object": "text_completion",
+            "created": 1,
+            "model": CHAT,
+            "choices": [{"text": t, "index": 0, "finish_reason": f}],
+        }
         for t, f in (("once ", None), ("upon", None), ("", "stop"))
     ]
     upstream.queue(Sse(events))
@@ -284,11 +299,15 @@ def test_an_upload_arrives_byte_for_byte(api, add_provider, upstream):
     audio = wav_file()
     boundary = "a-boundary-of-the-callers-own"
     body = (
-        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"tone.wav\"\r\n"
-        "Content-Type: audio/wav\r\n\r\n"
-    ).encode() + audio + (
-        f"\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\n{WHISPER}\r\n--{boundary}--\r\n"
-    ).encode()
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="tone.wav"\r\n'
+            "Content-Type: audio/wav\r\n\r\n"
+        ).encode()
+        + audio
+        + (
+            f'\r\n--{boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\n{WHISPER}\r\n--{boundary}--\r\n'
+        ).encode()
+    )
     content_type = f"multipart/form-data; boundary={boundary}"
 
     response = api.post("/audio/transcriptions", content=body, headers={"content-type": content_type})
@@ -340,7 +359,9 @@ def test_uploads_above_25_mib_are_refused(api, add_provider, upstream):
     add_provider(models=[WHISPER])
 
     response = api.post(
-        "/audio/transcriptions", files={"file": ("a.wav", b"\0" * (25 * 1024 * 1024 + 1), "audio/wav")}, data={"model": WHISPER}
+        "/audio/transcriptions",
+        files={"file": ("a.wav", b"\0" * (25 * 1024 * 1024 + 1), "audio/wav")},
+        data={"model": WHISPER},
     )
 
     assert response.status_code == 413
@@ -428,8 +449,12 @@ def test_a_clients_model_allow_list_holds_on_every_endpoint(gateway, admin, add_
 
     named = httpx.post(f"{gateway.url}/v1/embeddings", headers=headers, json={"model": EMBED, "input": "x"})
     auto = httpx.post(f"{gateway.url}/v1/embeddings", headers=headers, json={"model": "auto", "input": "x"})
-    upload = httpx.post(f"{gateway.url}/v1/audio/transcriptions", headers=headers,
-                        files={"file": ("a.wav", wav_file(), "audio/wav")}, data={"model": "auto"})
+    upload = httpx.post(
+        f"{gateway.url}/v1/audio/transcriptions",
+        headers=headers,
+        files={"file": ("a.wav", wav_file(), "audio/wav")},
+        data={"model": "auto"},
+    )
 
     assert named.status_code == 403 and named.json()["error"]["param"] == "model"
     for refused in (auto, upload):  # nothing of those kinds is allowed

@@ -16,7 +16,6 @@ import pytest
 
 from support.d1 import d1_execute
 from support.openrouter import FakeOpenRouter, endpoint
-from support.runtime import Gateway
 from support.upstream import UPSTREAM_KEY, Json
 
 MINUTE_MS = 60_000
@@ -53,14 +52,21 @@ def openrouter(openrouter_server: FakeOpenRouter, admin: httpx.Client, model: st
     admin.put("/settings", json={"openrouter_origin": openrouter_server.origin}).raise_for_status()
     admin.post(
         "/providers",
-        json={"name": "openrouter", "platform": "openrouter", "base_url": openrouter_server.base_url,
-              "api_key": "sk-or-test-key-0000000000", "models": [model]},
+        json={
+            "name": "openrouter",
+            "platform": "openrouter",
+            "base_url": openrouter_server.base_url,
+            "api_key": "sk-or-test-key-0000000000",
+            "models": [model],
+        },
     ).raise_for_status()
-    yield openrouter_server
+    return openrouter_server
 
 
 def chat(api: httpx.Client, model: str, **extra: Any) -> httpx.Response:
-    return api.post("/chat/completions", json={"model": model, "messages": [{"role": "user", "content": "hi"}], **extra})
+    return api.post(
+        "/chat/completions", json={"model": model, "messages": [{"role": "user", "content": "hi"}], **extra}
+    )
 
 
 def pins(admin: httpx.Client) -> dict[str, Any]:
@@ -79,8 +85,14 @@ def test_the_first_request_scores_and_pins_and_later_ones_keep_the_pin(api, admi
     assert pinned["lock"]["slug"] == "cache"
     assert [c["slug"] for c in pinned["candidates"]] == ["cache", "cheap", "slow"]  # "down" never counts
     assert pinned["candidates"][0] | {"score": 0} == {
-        "slug": "cache", "score": 0, "prompt": 3e-7, "completion": 9e-7, "input_cache_read": 3e-8,
-        "caching": True, "throughput": 50.0, "cooled_until": None,
+        "slug": "cache",
+        "score": 0,
+        "prompt": 3e-7,
+        "completion": 9e-7,
+        "input_cache_read": 3e-8,
+        "caching": True,
+        "throughput": 50.0,
+        "cooled_until": None,
     }
     rows = d1_execute(gateway.persist_to, f"SELECT lock_slug FROM openrouter_pins WHERE model = '{model}'")
     assert rows == [{"lock_slug": "cache"}]
@@ -105,8 +117,11 @@ def test_a_callers_own_provider_wins(api, openrouter, model):
 
 
 def test_a_streamed_request_is_pinned_too(api, openrouter, model):
-    with api.stream("POST", "/chat/completions", json={"model": model, "stream": True,
-                                                       "messages": [{"role": "user", "content": "hi"}]}) as answer:
+    with api.stream(
+        "POST",
+        "/chat/completions",
+        json={"model": model, "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+    ) as answer:
         text = answer.read().decode()
 
     assert "served by cache" in text
@@ -132,7 +147,10 @@ def test_three_faults_in_a_row_cool_the_endpoint_and_move_the_lock(api, admin, o
     # the third moves the lock.
     assert [a.status_code for a in answers] == [200, 200, 200, 200]
     assert [a.json()["choices"][0]["message"]["content"] for a in answers] == [
-        "served by unpinned", "served by unpinned", "served by unpinned", "served by cheap",
+        "served by unpinned",
+        "served by unpinned",
+        "served by unpinned",
+        "served by cheap",
     ]
     assert openrouter.pinned_slugs() == ["cache", None, "cache", None, "cache", None, "cheap"]
     pinned = pins(admin)[model]

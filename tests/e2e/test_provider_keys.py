@@ -177,8 +177,11 @@ def test_a_rate_limited_key_is_skipped_by_the_next_requests(api, admin, create, 
     assert set(used_later) == {K1, K2, K3} - {failed}  # the usable keys take turns
     [cooldown] = admin.get("/status").json()["cooldowns"]
     assert (cooldown["providerId"], cooldown["name"], cooldown["model"]) == (provider["id"], "multi", None)
-    assert (cooldown["keyId"], cooldown["lastStatus"], cooldown["source"]) == (key_id(provider, failed), 429,
-                                                                               "heuristic")
+    assert (cooldown["keyId"], cooldown["lastStatus"], cooldown["source"]) == (
+        key_id(provider, failed),
+        429,
+        "heuristic",
+    )
 
 
 def test_healthy_keys_take_turns_round_robin(api, create, upstream):
@@ -224,8 +227,11 @@ def test_a_401_cools_only_that_key(api, admin, create, upstream):
     assert response.status_code == 200 and failed != served
     assert response.headers["x-fallback-trail"] == f"multi#{key_id(provider, failed)}/m: auth"
     [cooldown] = admin.get("/status").json()["cooldowns"]
-    assert (cooldown["keyId"], cooldown["lastStatus"], cooldown["source"]) == (key_id(provider, failed), 401,
-                                                                               "heuristic")
+    assert (cooldown["keyId"], cooldown["lastStatus"], cooldown["source"]) == (
+        key_id(provider, failed),
+        401,
+        "heuristic",
+    )
     assert 295_000 <= cooldown["remainingMs"] <= 300_000
 
     later = [ask(api) for _ in range(2)]
@@ -367,7 +373,7 @@ def test_verify_probes_each_cooling_key(api, admin, create, upstream):
     provider = create()
     upstream.queue(rate_limited(), rate_limited())
     assert ask(api).status_code == 200  # two keys got a 429, the third served
-    still, recovered, healthy = upstream.keys_used()
+    still, recovered, _healthy = upstream.keys_used()
     cooling = sorted(c["keyId"] for c in admin.get("/status").json()["cooldowns"])
     assert cooling == sorted([key_id(provider, still), key_id(provider, recovered)])
     upstream.answer_always(PerKey({still: rate_limited("still limited")}))
@@ -430,8 +436,10 @@ def test_no_key_in_any_answer_or_log_line(gateway, api, admin, create, upstream,
     added = admin.post(f"/providers/{provider['id']}/keys", json={"api_key": ADDED}).json()["key"]
     admin.put(f"/providers/{provider['id']}/keys/{added['id']}", json={"enabled": False})
     admin.get("/providers")
-    admin.post("/providers", json={"name": "x", "base_url": upstream.base_url, "models": ["m"], "api_key": UNUSED,
-                                   "api_keys": [UNUSED]})
+    admin.post(
+        "/providers",
+        json={"name": "x", "base_url": upstream.base_url, "models": ["m"], "api_key": UNUSED, "api_keys": [UNUSED]},
+    )
     admin.put(f"/providers/{provider['id']}", json={"api_key": REPLACEMENT})
     admin.delete(f"/providers/{provider['id']}/keys/{listed(admin, provider['id'])['keys'][0]['id']}")  # the last
     upstream.answer_always(Json({}, 200))
@@ -457,21 +465,51 @@ OLD_KEYS = {
 }
 OLD_API_TOKEN = "api-token-kept-in-the-old-database"
 OLD_PROVIDERS = [
-    {"id": 1, "name": "alpha", "platform": "custom", "base_url": "http://127.0.0.1:9/v1",
-     "encrypted_key": "d779c6509ca5b9502525fe681a360f0efbed1a326ace218cc7c20dd6da0823b3",
-     "iv": "90b7852c0c7ec2207ee2c7c74bdecd24", "auth_tag": "6a850be352ec5fb678f39ef323daa51f",
-     "models": '["m", "m2"]', "priority": 1, "timeout_ms": 20000, "enabled": 1,
-     "created_at": 1796077403489, "updated_at": 1796077403489},
-    {"id": 3, "name": "beta", "platform": "groq", "base_url": "http://127.0.0.1:9/v1",
-     "encrypted_key": "1f3612d1525b59adcd10b6fc780d84f208923123118590312695ab8118a242",
-     "iv": "9d65cc5b7abf8b9f4b130e4d3711a1eb", "auth_tag": "0c47d9ea73b52c7d1263c7c11fa5fba6",
-     "models": '["m"]', "priority": 2, "timeout_ms": None, "enabled": 0,
-     "created_at": 1796077403661, "updated_at": 1796077403661},
-    {"id": 4, "name": "gamma", "platform": "custom", "base_url": "http://127.0.0.1:9/v1",
-     "encrypted_key": "985a3423629fb611afbdf8eab8b2ae8130084ae2618fd5c22fa00d07ad4c10a7",
-     "iv": "e7639a83f12e2a6e9762d4daaa9348cf", "auth_tag": "feef564a71235a1e89eff921bdb89059",
-     "models": '["g"]', "priority": 4, "timeout_ms": None, "enabled": 1,
-     "created_at": 1796077403734, "updated_at": 1796077403868},
+    {
+        "id": 1,
+        "name": "alpha",
+        "platform": "custom",
+        "base_url": "http://127.0.0.1:9/v1",
+        "encrypted_key": "d779c6509ca5b9502525fe681a360f0efbed1a326ace218cc7c20dd6da0823b3",
+        "iv": "90b7852c0c7ec2207ee2c7c74bdecd24",
+        "auth_tag": "6a850be352ec5fb678f39ef323daa51f",
+        "models": '["m", "m2"]',
+        "priority": 1,
+        "timeout_ms": 20000,
+        "enabled": 1,
+        "created_at": 1796077403489,
+        "updated_at": 1796077403489,
+    },
+    {
+        "id": 3,
+        "name": "beta",
+        "platform": "groq",
+        "base_url": "http://127.0.0.1:9/v1",
+        "encrypted_key": "1f3612d1525b59adcd10b6fc780d84f208923123118590312695ab8118a242",
+        "iv": "9d65cc5b7abf8b9f4b130e4d3711a1eb",
+        "auth_tag": "0c47d9ea73b52c7d1263c7c11fa5fba6",
+        "models": '["m"]',
+        "priority": 2,
+        "timeout_ms": None,
+        "enabled": 0,
+        "created_at": 1796077403661,
+        "updated_at": 1796077403661,
+    },
+    {
+        "id": 4,
+        "name": "gamma",
+        "platform": "custom",
+        "base_url": "http://127.0.0.1:9/v1",
+        "encrypted_key": "985a3423629fb611afbdf8eab8b2ae8130084ae2618fd5c22fa00d07ad4c10a7",
+        "iv": "e7639a83f12e2a6e9762d4daaa9348cf",
+        "auth_tag": "feef564a71235a1e89eff921bdb89059",
+        "models": '["g"]',
+        "priority": 4,
+        "timeout_ms": None,
+        "enabled": 1,
+        "created_at": 1796077403734,
+        "updated_at": 1796077403868,
+    },
 ]
 OLD_SETTINGS = {
     "deployment_id": "39ae015f03a9bd0e",
@@ -526,8 +564,9 @@ def test_a_database_of_the_single_key_schema_upgrades_in_place(tmp_path, upstrea
 
 
 def _check_upgraded(gateway: Gateway, upstream: FakeUpstream) -> None:
-    admin = httpx.Client(base_url=f"{gateway.url}/api/admin", timeout=30,
-                         headers={"authorization": f"Bearer {gateway.admin_token}"})
+    admin = httpx.Client(
+        base_url=f"{gateway.url}/api/admin", timeout=30, headers={"authorization": f"Bearer {gateway.admin_token}"}
+    )
     api = httpx.Client(base_url=f"{gateway.url}/v1", timeout=30, headers={"authorization": f"Bearer {OLD_API_TOKEN}"})
     seen: list[str] = []
     for client in (admin, api):

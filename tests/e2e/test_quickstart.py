@@ -73,8 +73,16 @@ def copy_project(target: Path) -> None:
     """The working tree's files (tracked or new, not ignored) under ``target``. What scripts/setup
     installed is linked, not copied, and the copy's scripts/setup does nothing: scripts/test ran
     it already, and it must never reinstall into the shared folders through the links."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True, check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         source = ROOT / name
         if source.is_file():
@@ -89,8 +97,14 @@ def run_quickstart(project: Path, script: str, log_path: Path) -> tuple[int, str
     """Run ``script`` in ``project``; its exit code and its output (and its children's)."""
     env = {k: v for k, v in os.environ.items() if k not in SECRETS}
     # Its own session, so what it leaves running (scripts/dev, after a failure) is stopped too.
-    process = subprocess.Popen(["bash", "-c", script], cwd=project, env=env, stdout=log_path.open("wb"),
-                               stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(
+        ["bash", "-c", script],
+        cwd=project,
+        env=env,
+        stdout=log_path.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         code = process.wait(timeout=QUICKSTART_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -125,7 +139,7 @@ def test_readme_quickstart_runs_as_written(tmp_path, upstream):
     project = tmp_path / "project"
     copy_project(project)
     edited = apply([*shell, *python], substitutions(free_port(), upstream))
-    shell, python = edited[: len(shell)], edited[len(shell):]
+    shell, python = edited[: len(shell)], edited[len(shell) :]
     script = (
         "set -euo pipefail\n"
         + "".join(shell)
@@ -141,8 +155,9 @@ def test_readme_quickstart_runs_as_written(tmp_path, upstream):
     assert '"name":"groq"' in output.replace(" ", "")  # the provider was added
     assert output.count("hello from the fake upstream") == 1 + len(python)  # curl, then Python
     assert [r.json["model"] for r in upstream.requests] == ["llama-3.3-70b-versatile"] * (1 + len(python))
-    assert re.search(r"^\[request\] POST /v1/chat/completions 200 OK \(\d+ms\) via groq/llama-3.3-70b-versatile$",
-                     output, re.M)
+    assert re.search(
+        r"^\[request\] POST /v1/chat/completions 200 OK \(\d+ms\) via groq/llama-3.3-70b-versatile$", output, re.M
+    )
     secrets = dict(re.findall(r"^([A-Z_]+)=(.+)$", (project / ".dev.vars").read_text(), re.M))
     for name in SECRETS:
         assert secrets[name] not in output
@@ -158,7 +173,7 @@ CLOUDFLARE_API_HOST = "api.cloudflare.com"
 COMMAND_TIMEOUT_S = 90
 BLOCK_TIMEOUT_S = 600
 # Each command of a block is bounded, without changing its text: the names resolve to these.
-BOUNDED = f"npx() {{ timeout {COMMAND_TIMEOUT_S} npx \"$@\"; }}\nuv() {{ timeout {COMMAND_TIMEOUT_S} uv \"$@\"; }}\n"
+BOUNDED = f'npx() {{ timeout {COMMAND_TIMEOUT_S} npx "$@"; }}\nuv() {{ timeout {COMMAND_TIMEOUT_S} uv "$@"; }}\n'
 
 
 def offline_env(config_home: Path) -> dict[str, str]:
@@ -166,12 +181,21 @@ def offline_env(config_home: Path) -> dict[str, str]:
     README's blocks must set themselves, no wrangler login (its config folder is new); a fake
     account, so a remote command goes as far as calling Cloudflare's API. uv neither downloads nor
     syncs (the copy's .venv is the project's own, linked)."""
-    dropped = {*SECRETS, "WRANGLER_SEND_METRICS", "CLOUDFLARE_CF_FETCH_ENABLED", "CLOUDFLARE_CF_FETCH_PATH",
-               "MINIFLARE_CACHE_DIR", "CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID"}
+    dropped = {
+        *SECRETS,
+        "WRANGLER_SEND_METRICS",
+        "CLOUDFLARE_CF_FETCH_ENABLED",
+        "CLOUDFLARE_CF_FETCH_PATH",
+        "MINIFLARE_CACHE_DIR",
+        "CLOUDFLARE_API_TOKEN",
+        "CLOUDFLARE_ACCOUNT_ID",
+    }
     env = {k: v for k, v in os.environ.items() if k not in dropped and "proxy" not in k.lower()}
     return {
         **env,
-        "PATH": os.pathsep.join([str(NODE_BIN), str(ROOT / ".cache" / "uv" / "bin"), env["PATH"], "/usr/sbin", "/sbin"]),
+        "PATH": os.pathsep.join(
+            [str(NODE_BIN), str(ROOT / ".cache" / "uv" / "bin"), env["PATH"], "/usr/sbin", "/sbin"]
+        ),
         "XDG_CONFIG_HOME": str(config_home),
         "CLOUDFLARE_API_TOKEN": "not-a-real-token-0000000000000000",
         "CLOUDFLARE_ACCOUNT_ID": "0" * 32,
@@ -201,18 +225,21 @@ def test_readme_wrangler_blocks_run_offline_without_telemetry(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     wrangler = str(ROOT / "node_modules" / ".bin" / "wrangler")
-    control = run_offline([wrangler, "whoami"], cwd=elsewhere, env=env, record=tmp_path / "control",
-                          timeout_s=COMMAND_TIMEOUT_S)
+    control = run_offline(
+        [wrangler, "whoami"], cwd=elsewhere, env=env, record=tmp_path / "control", timeout_s=COMMAND_TIMEOUT_S
+    )
     assert TELEMETRY_HOST in control.proxied, control.output
-    quiet = run_offline(["npx", "wrangler", "whoami"], cwd=project, env=env, record=tmp_path / "quiet",
-                        timeout_s=COMMAND_TIMEOUT_S)
+    quiet = run_offline(
+        ["npx", "wrangler", "whoami"], cwd=project, env=env, record=tmp_path / "quiet", timeout_s=COMMAND_TIMEOUT_S
+    )
     assert TELEMETRY_HOST not in quiet.proxied, quiet.output
 
     for n, block in enumerate(blocks):
         local = is_local(block)
         script = ("set -euo pipefail\n" if local else "set -u\n") + BOUNDED + block
-        ran = run_offline(["bash", "-c", script], cwd=project, env=env, record=tmp_path / f"block{n}",
-                          timeout_s=BLOCK_TIMEOUT_S)
+        ran = run_offline(
+            ["bash", "-c", script], cwd=project, env=env, record=tmp_path / f"block{n}", timeout_s=BLOCK_TIMEOUT_S
+        )
 
         assert ran.code is not None, f"block {n} did not end:\n{ran.output}"
         assert TELEMETRY_HOST not in ran.proxied, f"block {n} sent telemetry:\n{block}"

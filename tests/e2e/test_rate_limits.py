@@ -11,8 +11,8 @@ past it when it ends."""
 from __future__ import annotations
 
 import itertools
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -144,12 +144,16 @@ def test_a_clients_429_speaks_each_surfaces_error_shape(gateway, admin):
     assert post(gateway, token, ip).status_code == 200
 
     anthropic = post(
-        gateway, token, ip, "/v1/messages",
+        gateway,
+        token,
+        ip,
+        "/v1/messages",
         json={"model": "fake-model", "max_tokens": 8, "messages": [{"role": "user", "content": "x"}]},
         headers={"anthropic-version": "2023-06-01"},
     )
-    gemini = post(gateway, token, ip, "/v1beta/models/fake-model:generateContent",
-                  json={"contents": [{"parts": [{"text": "x"}]}]})
+    gemini = post(
+        gateway, token, ip, "/v1beta/models/fake-model:generateContent", json={"contents": [{"parts": [{"text": "x"}]}]}
+    )
     ollama = post(gateway, token, ip, "/api/chat", json={**CHAT, "stream": False})
 
     assert anthropic.status_code == 429
@@ -287,7 +291,9 @@ def test_wrong_admin_tokens_count_towards_the_lock(gateway, admin):
     ip = new_ip()
 
     wrong = [
-        httpx.get(f"{gateway.url}/api/admin/status", headers={"authorization": f"Bearer nope-{n}", "cf-connecting-ip": ip})
+        httpx.get(
+            f"{gateway.url}/api/admin/status", headers={"authorization": f"Bearer nope-{n}", "cf-connecting-ip": ip}
+        )
         for n in range(3)
     ]
 
@@ -300,7 +306,9 @@ def test_a_locked_address_is_refused_before_its_admin_token_is_compared(gateway,
     ip = new_ip()
 
     def ask(token: str) -> httpx.Response:
-        return httpx.get(f"{gateway.url}/api/admin/status", headers={"authorization": f"Bearer {token}", "cf-connecting-ip": ip})
+        return httpx.get(
+            f"{gateway.url}/api/admin/status", headers={"authorization": f"Bearer {token}", "cf-connecting-ip": ip}
+        )
 
     assert [ask("nope-a").status_code, ask("nope-b").status_code] == [401, 401]  # now locked
     # A wrong token it already sent (it counts once, so the check of the count would let it be
@@ -356,7 +364,9 @@ def test_by_default_ten_failed_checks_lock_an_address(tmp_path):
         ip = new_ip()
         url = f"{gateway.url}/v1/models"
         statuses = [
-            httpx.get(url, headers={"authorization": f"Bearer wrong-{n:02d}-xxxxxxxxxxxx", "cf-connecting-ip": ip}).status_code
+            httpx.get(
+                url, headers={"authorization": f"Bearer wrong-{n:02d}-xxxxxxxxxxxx", "cf-connecting-ip": ip}
+            ).status_code
             for n in range(10)
         ]
         locked = httpx.get(url, headers={"authorization": f"Bearer {gateway.api_token}", "cf-connecting-ip": ip})

@@ -36,7 +36,9 @@ def test_env_over_default_and_d1_over_env(env_gateway):
     assert settings["stream_rescue"].items() >= {"value": 1, "source": "env"}.items()
 
     updated = httpx.put(url, headers=auth, json={"routing_cooldown_ceiling_ms": 600_000, "stream_rescue": 0})
-    assert updated.json()["settings"]["routing_cooldown_ceiling_ms"].items() >= {"value": 600_000, "source": "d1"}.items()
+    assert (
+        updated.json()["settings"]["routing_cooldown_ceiling_ms"].items() >= {"value": 600_000, "source": "d1"}.items()
+    )
     # A D1 row of 0 turns off what the env turned on (SPEC §16); null gives the env its say again.
     assert updated.json()["settings"]["stream_rescue"].items() >= {"value": 0, "source": "d1"}.items()
     back = httpx.put(url, headers=auth, json={"stream_rescue": None}).json()["settings"]["stream_rescue"]

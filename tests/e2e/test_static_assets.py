@@ -17,7 +17,9 @@ PUBLIC = Path(__file__).resolve().parents[2] / "public"
 
 def _declared_headers() -> dict[str, str]:
     """The headers ``public/_headers`` gives every file (its one ``/*`` rule), names lower-cased."""
-    lines = [line for line in (PUBLIC / "_headers").read_text().splitlines() if line.strip() and not line.startswith("#")]
+    lines = [
+        line for line in (PUBLIC / "_headers").read_text().splitlines() if line.strip() and not line.startswith("#")
+    ]
     assert lines[0] == "/*", "one rule, for every file"
     return {name.strip().lower(): value.strip() for name, value in (line.split(":", 1) for line in lines[1:])}
 
@@ -70,13 +72,28 @@ def test_the_page_and_every_file_it_loads_carry_the_declared_headers(client):
 
     files = _page_files(client)
     assert files == [
-        "/addprovider.js", "/clients.js", "/connect.js", "/core.js", "/formvalues.js", "/i18n.js", "/keys.js",
-        "/main.js", "/openrouter.js", "/providers.js", "/settings.js", "/status.js", "/style.css", "/usage.js",
+        "/addprovider.js",
+        "/clients.js",
+        "/connect.js",
+        "/core.js",
+        "/formvalues.js",
+        "/i18n.js",
+        "/keys.js",
+        "/main.js",
+        "/openrouter.js",
+        "/providers.js",
+        "/settings.js",
+        "/status.js",
+        "/style.css",
+        "/usage.js",
         "/usagecharts.js",
     ]
     # Every script and style in public/ is one the page loads (no module is left out of the imports).
     assert files == sorted(f"/{p.name}" for p in PUBLIC.iterdir() if p.suffix in (".js", ".css"))
-    for path, content_type in [("/", "text/html"), *((f, "text/css" if f.endswith(".css") else "text/javascript") for f in files)]:
+    for path, content_type in [
+        ("/", "text/html"),
+        *((f, "text/css" if f.endswith(".css") else "text/javascript") for f in files),
+    ]:
         response = client.get(path)
         assert response.status_code == 200, path
         assert response.headers["content-type"].startswith(content_type), path

@@ -24,7 +24,9 @@ def stream(api) -> tuple[int, dict, list[str]]:
 
 @pytest.fixture
 def pair(add_provider):
-    return add_provider(name="A", priority=1, models=["m"], timeout_ms=1000), add_provider(name="B", priority=2, models=["m"])
+    return add_provider(name="A", priority=1, models=["m"], timeout_ms=1000), add_provider(
+        name="B", priority=2, models=["m"]
+    )
 
 
 def good_stream() -> Sse:
@@ -34,16 +36,20 @@ def good_stream() -> Sse:
 @pytest.mark.parametrize(
     ("bad", "kind"),
     [
-        pytest.param(Sse([{"error": {"message": "overloaded", "code": 503}}], done=False), "upstream_error",
-                     id="first-event-is-an-error"),
+        pytest.param(
+            Sse([{"error": {"message": "overloaded", "code": 503}}], done=False),
+            "upstream_error",
+            id="first-event-is-an-error",
+        ),
         pytest.param(Sse([], done=False), "invalid_stream", id="empty-stream"),
         pytest.param(Sse([], done=True), "invalid_stream", id="done-without-content"),
         pytest.param(Json({"choices": []}), "invalid_stream", id="200-not-sse"),
         pytest.param(Json({"error": {"message": "busy"}}, 503), "upstream_error", id="503"),
         # Steps that hold a request are made per run (a factory): each run of the test needs its own.
         pytest.param(Hang, "timeout", id="no-headers-in-time"),
-        pytest.param(lambda: Sse([chunk("m", "late")], gates={0: threading.Event()}), "timeout",
-                     id="no-first-chunk-in-time"),
+        pytest.param(
+            lambda: Sse([chunk("m", "late")], gates={0: threading.Event()}), "timeout", id="no-first-chunk-in-time"
+        ),
     ],
 )
 def test_bad_start_fails_over_invisibly(api, pair, upstream, bad, kind):
@@ -77,8 +83,7 @@ def test_keep_alive_comments_before_the_first_event_are_forwarded(api, pair, ups
         pytest.param({"done": False, "reset": True}, "stream_interrupted", "cut", id="connection-reset"),
     ],
 )
-def test_cut_after_the_first_chunk_ends_with_a_stream_error(gateway, api, pair, upstream, upstream_end, code,
-                                                            reason):
+def test_cut_after_the_first_chunk_ends_with_a_stream_error(gateway, api, pair, upstream, upstream_end, code, reason):
     upstream.queue(Sse([chunk("m", "partial"), chunk("m", " answ")], **upstream_end))
 
     status, headers, events = stream(api)

@@ -65,7 +65,7 @@ def finishing(*pieces: str) -> Sse:
 def test_rescue_off_a_cut_ends_with_the_stream_error_as_before(api, pair, upstream):
     upstream.queue(cut_after("The quick brown", " fox"))
 
-    response, events, comments = read(api)
+    _response, events, comments = read(api)
 
     assert text_of(events[:-1]) == "The quick brown fox"
     assert json.loads(events[-1])["error"]["code"] == "stream_interrupted"
@@ -95,9 +95,14 @@ def test_a_cut_stream_is_finished_by_the_next_provider_and_said(gateway, api, ad
     assert all(m["role"] != "system" for m in sent["messages"])
     request_id = response.headers["x-request-id"]
     status = admin.get("/status").json()["rescues"][0]
-    assert (status["request_id"], status["cut"], status["fault"], status["outcome"], status["by"], status["method"]) == (
-        request_id, "A/m", "cut", "rescued", "B/m", "re-ask"
-    )
+    assert (
+        status["request_id"],
+        status["cut"],
+        status["fault"],
+        status["outcome"],
+        status["by"],
+        status["method"],
+    ) == (request_id, "A/m", "cut", "rescued", "B/m", "re-ask")
     assert logged(gateway, f"stream rescued: cut (via A/m, request {request_id}) by B/m (re-ask)")
 
 
@@ -123,8 +128,9 @@ def test_a_platform_that_documents_prefix_gets_the_partial_as_a_prefix(add_provi
     assert len(messages) == 2
 
 
-def test_an_ignored_prefix_that_restarts_the_answer_ends_with_the_error(gateway, add_provider, admin, api, upstream,
-                                                                        rescue_on):
+def test_an_ignored_prefix_that_restarts_the_answer_ends_with_the_error(
+    gateway, add_provider, admin, api, upstream, rescue_on
+):
     add_provider(name="A", priority=1, models=["m"])
     add_provider(name="B", priority=2, models=["m"], platform="mistral")
     upstream.queue(cut_after("The quick brown fox", " jumps"), finishing("The quick brown dog", " sleeps."))
@@ -221,9 +227,11 @@ def test_the_anthropic_surface_is_rescued(gateway, admin, pair, upstream, rescue
     upstream.queue(cut_after("The quick brown"), finishing(" fox."))
     body = {"model": "m", "max_tokens": 100, "stream": True, "messages": [{"role": "user", "content": "fox?"}]}
 
-    with httpx.Client(base_url=gateway.url, headers={"x-api-key": gateway.api_token}, timeout=30) as client:
-        with client.stream("POST", "/v1/messages", json=body) as response:
-            lines = list(response.iter_lines())
+    with (
+        httpx.Client(base_url=gateway.url, headers={"x-api-key": gateway.api_token}, timeout=30) as client,
+        client.stream("POST", "/v1/messages", json=body) as response,
+    ):
+        lines = list(response.iter_lines())
 
     deltas = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
     text = "".join(d["delta"].get("text", "") for d in deltas if d["type"] == "content_block_delta")
@@ -243,10 +251,16 @@ def test_the_anthropic_surface_is_rescued(gateway, admin, pair, upstream, rescue
 
 def _rescued_through(gateway, surface: Surface) -> tuple[bytes, dict[str, str]]:
     """Ask ``surface`` for a streamed answer that A cuts and B finishes; the raw stream, the headers."""
-    with httpx.Client(base_url=gateway.url, timeout=30) as client:
-        with client.stream("POST", surface.path("m", True), json=surface.body("m", True, text="Tell me about the fox."),
-                           headers=surface.headers(gateway.api_token)) as response:
-            raw = response.read()
+    with (
+        httpx.Client(base_url=gateway.url, timeout=30) as client,
+        client.stream(
+            "POST",
+            surface.path("m", True),
+            json=surface.body("m", True, text="Tell me about the fox."),
+            headers=surface.headers(gateway.api_token),
+        ) as response,
+    ):
+        raw = response.read()
     assert response.status_code == 200, raw
     assert response.headers["content-type"].startswith(surface.stream_media_type)
     return raw, dict(response.headers)
@@ -274,7 +288,7 @@ def _as_google_sdk_reads(raw: bytes) -> tuple[list, bytes]:
     chunks = []
     while match := GOOGLE_SDK_EVENT.match(raw):
         chunks.append(json.loads(match[1]))
-        raw = raw[match.end():]
+        raw = raw[match.end() :]
     return chunks, raw
 
 
@@ -344,7 +358,9 @@ class HalfEventUpstream:
         while b"\r\n\r\n" not in data:
             data += conn.recv(65536)
         head, _, body = data.partition(b"\r\n\r\n")
-        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+        length = next(
+            int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
+        )
         while len(body) < length:
             body += conn.recv(65536)
         whole = b"data: " + json.dumps(chunk("m", "The quick brown fox")).encode() + b"\n\n"
@@ -371,8 +387,15 @@ def test_a_cut_inside_an_event_leaves_no_broken_json_before_the_rescue(api, add_
 def test_no_rescue_once_a_legacy_function_call_started(api, admin, pair, upstream, rescue_on):
     functions = [{"name": "weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]
     call = {"name": "weather", "arguments": ""}
-    upstream.queue(Sse([delta_chunk("m", {"role": "assistant", "content": None, "function_call": call}),
-                        delta_chunk("m", {"function_call": {"arguments": '{"ci'}})], **CUT))
+    upstream.queue(
+        Sse(
+            [
+                delta_chunk("m", {"role": "assistant", "content": None, "function_call": call}),
+                delta_chunk("m", {"function_call": {"arguments": '{"ci'}}),
+            ],
+            **CUT,
+        )
+    )
 
     _, events, _ = read(api, {**STREAM, "functions": functions})
 
@@ -392,8 +415,9 @@ def failing_rescue(upstream) -> None:
     )
 
 
-def test_a_failed_rescue_ends_chat_with_the_error_and_never_shows_the_rescuers_key(gateway, api, add_provider, upstream,
-                                                                                   rescue_on):
+def test_a_failed_rescue_ends_chat_with_the_error_and_never_shows_the_rescuers_key(
+    gateway, api, add_provider, upstream, rescue_on
+):
     add_provider(name="A", priority=1, models=["m"])
     add_provider(name="B", priority=2, models=["m"], api_key=RESCUER_KEY)
     failing_rescue(upstream)
@@ -422,11 +446,18 @@ def test_a_failed_rescue_ends_every_surface_with_its_error(gateway, add_provider
 
 
 def test_the_usage_chunk_is_said_once_and_sums_both_attempts(api, pair, upstream, rescue_on):
-    usage = {"id": "chatcmpl-b", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [],
-             "usage": {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}}
-    upstream.queue(Sse([chunk("m", "The quick brown"), {**usage, "usage": {"prompt_tokens": 90, "completion_tokens": 3}}],
-                       **CUT),
-                   Sse([chunk("m", " fox."), chunk("m", None, "stop"), usage]))
+    usage = {
+        "id": "chatcmpl-b",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107},
+    }
+    upstream.queue(
+        Sse([chunk("m", "The quick brown"), {**usage, "usage": {"prompt_tokens": 90, "completion_tokens": 3}}], **CUT),
+        Sse([chunk("m", " fox."), chunk("m", None, "stop"), usage]),
+    )
 
     _, events, _ = read(api, {**STREAM, "stream_options": {"include_usage": True}})
 
@@ -435,8 +466,9 @@ def test_the_usage_chunk_is_said_once_and_sums_both_attempts(api, pair, upstream
     assert len([u for u in usages if u["prompt_tokens"] == 190]) == 1
 
 
-def test_a_rescue_is_counted_in_the_usage_with_the_rescues_failed_attempts(gateway, api, admin, add_provider, upstream,
-                                                                           rescue_on):
+def test_a_rescue_is_counted_in_the_usage_with_the_rescues_failed_attempts(
+    gateway, api, admin, add_provider, upstream, rescue_on
+):
     # A fresh hour on the Worker's clock: this test's buckets hold only its own traffic.
     hour_ms = 3_600_000
     now = gateway.advance_clock(hour_ms - gateway.now_ms() % hour_ms + 1_000)
@@ -453,8 +485,10 @@ def test_a_rescue_is_counted_in_the_usage_with_the_rescues_failed_attempts(gatew
     deadline = time.monotonic() + 10
     while True:
         report = admin.get("/usage", params={"by": "provider", "from": now - now % hour_ms}).json()
-        counts = {g["group"]: (g["requests"], g["successes"], g["streams_cut"], g["rescues"], g["errors"])
-                  for g in report["groups"]}
+        counts = {
+            g["group"]: (g["requests"], g["successes"], g["streams_cut"], g["rescues"], g["errors"])
+            for g in report["groups"]
+        }
         if "A" in counts or time.monotonic() > deadline:
             break
         time.sleep(0.05)  # polling the usage report for the request's count

@@ -16,9 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from support.upstream import FakeUpstream, Json
-
 from gateway.core.rules import SUBREQUESTS_RESERVED
+from support.upstream import FakeUpstream, Json
 
 CANDIDATES, KEYS = 12, 3
 UNCAPPED = CANDIDATES * (KEYS + 1)  # what the loop makes when nothing stops it

@@ -60,8 +60,17 @@ def client(gateway):
         yield http
 
 
-def send(client: httpx.Client, token: str | None, surface: Surface, model: str, *, stream: bool,
-         body: dict[str, Any] | None = None, query: str = "", **content: Any) -> Exchange:
+def send(
+    client: httpx.Client,
+    token: str | None,
+    surface: Surface,
+    model: str,
+    *,
+    stream: bool,
+    body: dict[str, Any] | None = None,
+    query: str = "",
+    **content: Any,
+) -> Exchange:
     """One request as ``surface``'s clients send it, read to its end."""
     body = surface.body(model, stream, **content) if body is None else body
     path = surface.path(model, stream)
@@ -71,8 +80,9 @@ def send(client: httpx.Client, token: str | None, surface: Surface, model: str, 
         raw = response.read()
     if response.status_code != 200:
         assert response.headers["content-type"].startswith("application/json"), response.headers
-        return Exchange(response.status_code, response.headers, raw, None,
-                        surface.read_error(response.status_code, json.loads(raw)))
+        return Exchange(
+            response.status_code, response.headers, raw, None, surface.read_error(response.status_code, json.loads(raw))
+        )
     if stream:
         assert response.headers["content-type"].startswith(surface.stream_media_type)
         reading = surface.read_stream(raw)
@@ -207,8 +217,14 @@ def test_unknown_model_degrades_and_the_answer_names_the_model_that_served(ask, 
     assert (reading.text, reading.model, reading.finished, reading.error) == (TEXT, "m", True, None)
 
 
-LENGTH_STOP = {"anthropic": "max_tokens", "responses": "incomplete", "gemini-sse": "MAX_TOKENS",
-               "gemini-array": "MAX_TOKENS", "ollama-chat": "length", "ollama-generate": "length"}
+LENGTH_STOP = {
+    "anthropic": "max_tokens",
+    "responses": "incomplete",
+    "gemini-sse": "MAX_TOKENS",
+    "gemini-array": "MAX_TOKENS",
+    "ollama-chat": "length",
+    "ollama-generate": "length",
+}
 
 
 @by_surface
@@ -351,8 +367,9 @@ def test_a_stall_after_the_first_event_ends_with_the_surfaces_error(ask, surface
 [ANTHROPIC] = [s for s in SURFACES if s.id == "anthropic"]
 
 
-def test_a_caller_reading_a_translated_stream_slowly_gets_the_whole_answer_not_a_stall(client, gateway, pair,
-                                                                                       upstream, stall_ms):
+def test_a_caller_reading_a_translated_stream_slowly_gets_the_whole_answer_not_a_stall(
+    client, gateway, pair, upstream, stall_ms
+):
     # ~8 MB, more than the connection to the caller buffers: while the caller pauses, the gateway
     # cannot send the answer on, though the upstream has sent it all.
     pieces = [f"{i:03d}{'x' * 10_000}\n" for i in range(800)]
@@ -375,8 +392,9 @@ def test_a_caller_reading_a_translated_stream_slowly_gets_the_whole_answer_not_a
 # batch, [DONE] in it, may wait in the inbox until the upstream ends or stalls: an upstream that
 # keeps its connection open after [DONE] is ended at the stall period (the smallest here), and the
 # held end still ends the answer as finished.
-def test_done_ends_a_translated_answer_even_if_the_upstream_keeps_its_connection_open(client, gateway, pair,
-                                                                                    upstream, stall_ms):
+def test_done_ends_a_translated_answer_even_if_the_upstream_keeps_its_connection_open(
+    client, gateway, pair, upstream, stall_ms
+):
     # [DONE], then nothing more and no end.
     upstream.queue(Sse(stream_events("m", text=TEXT, pieces=12), keep_open=True))
 
@@ -389,8 +407,9 @@ def test_done_ends_a_translated_answer_even_if_the_upstream_keeps_its_connection
 
 
 @by_surface
-def test_a_model_typing_slowly_reaches_the_caller_whole_in_order_and_in_batches(client, gateway, surface, pair,
-                                                                               upstream):
+def test_a_model_typing_slowly_reaches_the_caller_whole_in_order_and_in_batches(
+    client, gateway, surface, pair, upstream
+):
     """One event every 20 ms, as a model types: the translation goes out in batches spanning a
     fraction of a second (the relay wakes per batch, not per event: its CPU), never held to the
     end and never reordered."""
@@ -513,8 +532,11 @@ def test_gemini_takes_the_token_from_key_and_never_echoes_it(client, gateway, su
     assert (served.status, served.reading.text) == (200, TEXT)
     assert (refused.status, refused.error[0]) == (401, "UNAUTHENTICATED")
     assert listed.status_code == 200
-    for raw, headers in [(served.raw, served.headers), (refused.raw, refused.headers),
-                         (listed.content, listed.headers)]:
+    for raw, headers in [
+        (served.raw, served.headers),
+        (refused.raw, refused.headers),
+        (listed.content, listed.headers),
+    ]:
         assert token.encode() not in raw and WRONG_TOKEN.encode() not in raw
         assert not any(token in value or WRONG_TOKEN in value for value in headers.values())
     [request] = upstream.requests
@@ -535,8 +557,12 @@ def test_only_gemini_takes_the_token_from_key(client, gateway, surface, pair, up
     [
         pytest.param("/v1beta/models", {"x-goog-api-key": WRONG_TOKEN}, "gemini", id="gemini-models"),
         pytest.param("/v1/models", {"x-goog-api-key": WRONG_TOKEN}, "gemini", id="v1-models-gemini"),
-        pytest.param("/v1/models", {"x-api-key": WRONG_TOKEN, "anthropic-version": "2023-06-01"}, "anthropic",
-                     id="v1-models-anthropic"),
+        pytest.param(
+            "/v1/models",
+            {"x-api-key": WRONG_TOKEN, "anthropic-version": "2023-06-01"},
+            "anthropic",
+            id="v1-models-anthropic",
+        ),
         pytest.param("/api/tags", {"authorization": f"Bearer {WRONG_TOKEN}"}, "ollama", id="ollama-tags"),
     ],
 )
@@ -557,8 +583,13 @@ def test_listings_refuse_a_wrong_token_in_their_shape(client, path, headers, sha
 
 
 TOOL_SURFACES = [s for s in SURFACES if s.tools_supported]
-STOP_FOR_CALLS = {"anthropic": "tool_use", "responses": "completed", "gemini-sse": "STOP", "gemini-array": "STOP",
-                  "ollama-chat": "stop"}
+STOP_FOR_CALLS = {
+    "anthropic": "tool_use",
+    "responses": "completed",
+    "gemini-sse": "STOP",
+    "gemini-array": "STOP",
+    "ollama-chat": "stop",
+}
 
 
 @pytest.mark.parametrize("surface", TOOL_SURFACES, ids=lambda s: s.id)
@@ -618,12 +649,19 @@ def test_v1_models_in_the_gemini_shape(client, gateway, catalog, how):
 @pytest.mark.parametrize(
     ("headers", "check"),
     [
-        pytest.param({"authorization": "Bearer {token}"},
-                     lambda b: b["error"]["code"] == "model_not_found", id="openai"),
-        pytest.param({"x-api-key": "{token}", "anthropic-version": "2023-06-01"},
-                     lambda b: b["type"] == "error" and b["error"]["type"] == "not_found_error", id="anthropic"),
-        pytest.param({"x-goog-api-key": "{token}"},
-                     lambda b: (b["error"]["code"], b["error"]["status"]) == (404, "NOT_FOUND"), id="gemini"),
+        pytest.param(
+            {"authorization": "Bearer {token}"}, lambda b: b["error"]["code"] == "model_not_found", id="openai"
+        ),
+        pytest.param(
+            {"x-api-key": "{token}", "anthropic-version": "2023-06-01"},
+            lambda b: b["type"] == "error" and b["error"]["type"] == "not_found_error",
+            id="anthropic",
+        ),
+        pytest.param(
+            {"x-goog-api-key": "{token}"},
+            lambda b: (b["error"]["code"], b["error"]["status"]) == (404, "NOT_FOUND"),
+            id="gemini",
+        ),
     ],
 )
 def test_v1_models_id_is_found_or_404_in_the_callers_shape(client, gateway, catalog, headers, check):
@@ -664,8 +702,7 @@ COUNTERS = [
 
 
 @pytest.mark.parametrize(("path", "surface_id", "field"), COUNTERS)
-def test_token_counts_are_estimates_with_no_upstream_call(client, gateway, catalog, upstream, path, surface_id,
-                                                          field):
+def test_token_counts_are_estimates_with_no_upstream_call(client, gateway, catalog, upstream, path, surface_id, field):
     [surface] = [s for s in SURFACES if s.id == surface_id]
     headers = surface.headers(gateway.api_token)
 

@@ -16,8 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from support.d1 import d1_execute
-from support.d1 import d1_apply_migrations
+from support.d1 import d1_apply_migrations, d1_execute
 from support.runtime import ROOT, Gateway
 from support.upstream import UPSTREAM_KEY, Json, PerKey, Sse, chunk
 
@@ -65,8 +64,12 @@ def _field(counts: dict[str, Any], path: str) -> Any:
 
 
 def stream_with_usage() -> Sse:
-    tail = {"id": "c", "object": "chat.completion.chunk", "choices": [],
-            "usage": {"prompt_tokens": 7, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 4}}}
+    tail = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "choices": [],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 4}},
+    }
     return Sse([chunk("m", "hel"), chunk("m", "lo", "stop"), tail])
 
 
@@ -240,20 +243,32 @@ def test_a_restarted_isolate_loses_only_what_it_counted_since_its_last_flush(tmp
         return Gateway.start(tmp_path, extra_env={"AUTH_FAIL_LIMIT": "0"})
 
     def ask(running: Gateway) -> None:
-        answer = httpx.post(f"{running.url}/v1/chat/completions", json=BODY, timeout=30,
-                            headers={"authorization": f"Bearer {running.api_token}"})
+        answer = httpx.post(
+            f"{running.url}/v1/chat/completions",
+            json=BODY,
+            timeout=30,
+            headers={"authorization": f"Bearer {running.api_token}"},
+        )
         assert answer.status_code == 200, answer.text
 
     def requests(running: Gateway) -> int:
-        answer = httpx.get(f"{running.url}/api/admin/usage", params={"from": 0}, timeout=30,
-                           headers={"authorization": f"Bearer {running.admin_token}"})
+        answer = httpx.get(
+            f"{running.url}/api/admin/usage",
+            params={"from": 0},
+            timeout=30,
+            headers={"authorization": f"Bearer {running.admin_token}"},
+        )
         return answer.json()["totals"]["requests"]
 
     first = start()
     try:
         body = {"name": "B", "base_url": upstream.base_url, "api_key": UPSTREAM_KEY, "models": ["m"]}
-        httpx.post(f"{first.url}/api/admin/providers", json=body, timeout=30,
-                   headers={"authorization": f"Bearer {first.admin_token}"}).raise_for_status()
+        httpx.post(
+            f"{first.url}/api/admin/providers",
+            json=body,
+            timeout=30,
+            headers={"authorization": f"Bearer {first.admin_token}"},
+        ).raise_for_status()
         for _ in range(3):
             ask(first)
         assert requests(first) == 3  # read: written at once
@@ -308,9 +323,18 @@ def test_events_are_the_newest_across_isolates_and_hours_of_the_last_week(gatewa
 
     assert [e["model"] for e in listed] == [f"y@{HOUR_MS + 5}", "y@40", "x@30", "y@20"]
     assert listed[0] == {
-        "time": hour + HOUR_MS + 5, "client": "(api token)", "client_id": 0, "provider": "#9", "provider_id": 9,
-        "key": None, "key_id": 0, "model": f"y@{HOUR_MS + 5}", "surface": "chat", "class": "timeout",
-        "status": 504, "message": "slow",
+        "time": hour + HOUR_MS + 5,
+        "client": "(api token)",
+        "client_id": 0,
+        "provider": "#9",
+        "provider_id": 9,
+        "key": None,
+        "key_id": 0,
+        "model": f"y@{HOUR_MS + 5}",
+        "surface": "chat",
+        "class": "timeout",
+        "status": 504,
+        "message": "slow",
     }
     assert all(not e["model"].startswith("z@") for e in admin.get("/events").json()["events"])
 
@@ -341,8 +365,9 @@ def test_the_old_tables_usage_and_events_survive_the_migration_to_parts(tmp_path
 
     gateway = Gateway.start(tmp_path)
     try:
-        admin = httpx.Client(base_url=f"{gateway.url}/api/admin", timeout=30,
-                             headers={"authorization": f"Bearer {gateway.admin_token}"})
+        admin = httpx.Client(
+            base_url=f"{gateway.url}/api/admin", timeout=30, headers={"authorization": f"Bearer {gateway.admin_token}"}
+        )
         with admin:
             report = usage(admin, "model", hour - HOUR_MS)
             assert groups(report, "requests", "successes", "tokens.input", "errors") == {
@@ -354,7 +379,11 @@ def test_the_old_tables_usage_and_events_survive_the_migration_to_parts(tmp_path
             assert {b["hour"] for b in report["buckets"]} == {hour - HOUR_MS, hour}
             [event] = admin.get("/events").json()["events"]
             assert (event["time"], event["model"], event["class"], event["status"], event["message"]) == (
-                then, "old-m", "timeout", None, "took too long"
+                then,
+                "old-m",
+                "timeout",
+                None,
+                "took too long",
             )
     finally:
         gateway.stop()

@@ -107,9 +107,11 @@ def screenshot(page: Page, name: str) -> None:
     page.evaluate("window.scrollTo(0, 0)")
     box = page.get_by_test_id("usage").bounding_box()
     assert box is not None
-    page.screenshot(path=ARTIFACTS / name, full_page=True,
-                    clip={"x": 0, "y": max(box["y"] - 8, 0), "width": page.viewport_size["width"],
-                          "height": box["height"] + 16})
+    page.screenshot(
+        path=ARTIFACTS / name,
+        full_page=True,
+        clip={"x": 0, "y": max(box["y"] - 8, 0), "width": page.viewport_size["width"], "height": box["height"] + 16},
+    )
 
 
 def test_an_empty_range_says_so(page, gateway):
@@ -167,10 +169,13 @@ def test_usage_panel_shows_the_traffic(page, gateway, admin, api, add_provider, 
     estimated_in, estimated_out = laptop_tokens["estimated_input"], laptop_tokens["estimated_output"]
     expect(tokens.nth(1).locator(".strong")).to_have_text("laptop")
     expect(tokens.nth(1).get_by_test_id("usage-tokens-in")).to_have_text(
-        f"{LAPTOP_USAGE[0] + estimated_in:,} in ({estimated_in:,} est.)")
+        f"{LAPTOP_USAGE[0] + estimated_in:,} in ({estimated_in:,} est.)"
+    )
     expect(tokens.nth(1).get_by_test_id("usage-tokens-out")).to_have_text(
-        f"{LAPTOP_USAGE[1] + estimated_out:,} out ({estimated_out:,} est.)" if estimated_out
-        else f"{LAPTOP_USAGE[1]} out")
+        f"{LAPTOP_USAGE[1] + estimated_out:,} out ({estimated_out:,} est.)"
+        if estimated_out
+        else f"{LAPTOP_USAGE[1]} out"
+    )
 
     # Latency: only steady answered anything; its p50 and p95 as numbers in ms.
     latencies = usage.get_by_test_id("usage-latency")
@@ -181,7 +186,8 @@ def test_usage_panel_shows_the_traffic(page, gateway, admin, api, add_provider, 
     assert float(first_byte.get_attribute("data-p50")) == latency["first_byte"]["p50"]
     assert float(first_byte.get_attribute("data-p95")) == latency["first_byte"]["p95"]
     expect(latencies.get_by_test_id("usage-latency-end")).to_have_text(
-        re.compile(r"^to the end: p50 [\d,]+ ms · p95 [\d,]+ ms$"))
+        re.compile(r"^to the end: p50 [\d,]+ ms · p95 [\d,]+ ms$")
+    )
 
     # Recent failures, newest first: 20 of 24 until "show all".
     failures = usage.get_by_test_id("usage-failure")
@@ -196,12 +202,18 @@ def test_usage_panel_shows_the_traffic(page, gateway, admin, api, add_provider, 
     classes = failures.evaluate_all("fs => fs.map(f => f.dataset.class)")
     assert sorted(classes) == ["rate_limited"] * 23 + ["upstream_error"]
     last_request = {
-        (f.get_by_test_id("usage-failure-provider").inner_text(), f.get_by_test_id("usage-failure-class").inner_text(),
-         f.get_by_test_id("usage-failure-status").inner_text(), f.get_by_test_id("usage-failure-client").inner_text())
+        (
+            f.get_by_test_id("usage-failure-provider").inner_text(),
+            f.get_by_test_id("usage-failure-class").inner_text(),
+            f.get_by_test_id("usage-failure-status").inner_text(),
+            f.get_by_test_id("usage-failure-client").inner_text(),
+        )
         for f in failures.all()[:2]
     }
-    assert last_request == {("steady", "upstream error", "HTTP 503", "API token"),
-                            ("flaky", "rate limited", "HTTP 429", "API token")}
+    assert last_request == {
+        ("steady", "upstream error", "HTTP 503", "API token"),
+        ("flaky", "rate limited", "HTTP 429", "API token"),
+    }
     laptops = failures.nth(2)
     expect(laptops.get_by_test_id("usage-failure-client")).to_have_text("laptop")
     expect(laptops.get_by_test_id("usage-failure-model")).to_have_text(MODEL)
@@ -296,16 +308,26 @@ def test_the_savings_of_each_pinned_openrouter_model(page, gateway, admin, api, 
     openrouter_server.set_endpoints(DEEPSEEK, DEEPSEEK_ENDPOINTS)
     openrouter_server.set_endpoints(QWEN, QWEN_ENDPOINTS)
     admin.put("/settings", json={"openrouter_origin": openrouter_server.origin}).raise_for_status()
-    admin.post("/providers", json={
-        "name": "openrouter", "platform": "openrouter", "base_url": openrouter_server.base_url,
-        "api_key": "sk-or-test-key-0000000000", "models": [DEEPSEEK, QWEN],
-    }).raise_for_status()
+    admin.post(
+        "/providers",
+        json={
+            "name": "openrouter",
+            "platform": "openrouter",
+            "base_url": openrouter_server.base_url,
+            "api_key": "sk-or-test-key-0000000000",
+            "models": [DEEPSEEK, QWEN],
+        },
+    ).raise_for_status()
     for model in (DEEPSEEK, QWEN):
         assert chat(api, model).status_code == 200
     estimates = {m["model"]: m["estimate"] for m in admin.get("/openrouter").json()["models"]}
     deepseek, qwen = estimates[DEEPSEEK], estimates[QWEN]
     assert (deepseek["pinned"], deepseek["official"], qwen["pinned"], qwen["official"]) == (
-        "deepinfra", "deepseek", "chutes", None)
+        "deepinfra",
+        "deepseek",
+        "chutes",
+        None,
+    )
     assert deepseek["savings_usd"] > 0
 
     login(page, gateway.admin_token)
@@ -315,10 +337,12 @@ def test_the_savings_of_each_pinned_openrouter_model(page, gateway, admin, api, 
     expect(lines).to_have_count(2)
     expect(lines.filter(has_text=DEEPSEEK)).to_contain_text(
         f"pinned deepinfra: {usd(deepseek['pinned_usd'])} vs official deepseek: {usd(deepseek['official_usd'])} "
-        f"for 10M input (98% cached) + 1M output tokens — saves {usd(deepseek['savings_usd'])}")
+        f"for 10M input (98% cached) + 1M output tokens — saves {usd(deepseek['savings_usd'])}"
+    )
     expect(lines.filter(has_text=QWEN)).to_contain_text(
         f"pinned chutes: {usd(qwen['pinned_usd'])} for 10M input (98% cached) + 1M output tokens; "
-        "no price is known for the model's official endpoint.")
+        "no price is known for the model's official endpoint."
+    )
     page.get_by_test_id("lang-toggle").click()
     expect(lines.filter(has_text=DEEPSEEK)).to_contain_text(f"节省 {usd(deepseek['savings_usd'])}")
     expect(lines.filter(has_text=QWEN)).to_contain_text("官方端点的价格未知")

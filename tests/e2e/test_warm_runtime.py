@@ -26,9 +26,16 @@ def warm(tmp_path: Path, upstream: FakeUpstream) -> Iterator[httpx.Client]:
     gateway = Gateway.start(tmp_path)
     try:
         admin = {"authorization": f"Bearer {gateway.admin_token}"}
-        httpx.post(f"{gateway.url}/api/admin/providers", headers=admin, json={
-            "name": "warm", "base_url": upstream.base_url, "api_key": "sk-warm-key-0123456789", "models": ["m"],
-        }).raise_for_status()
+        httpx.post(
+            f"{gateway.url}/api/admin/providers",
+            headers=admin,
+            json={
+                "name": "warm",
+                "base_url": upstream.base_url,
+                "api_key": "sk-warm-key-0123456789",
+                "models": ["m"],
+            },
+        ).raise_for_status()
         headers = {"authorization": f"Bearer {gateway.api_token}", "x-api-key": gateway.api_token}
         with httpx.Client(base_url=gateway.url, headers=headers, timeout=30) as client:
             upstream.answer_always(Json(completion("m")))

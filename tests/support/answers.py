@@ -54,7 +54,11 @@ def _finish(calls: list[Call], finish_reason: str | None) -> str:
 def _usage(usage: tuple[int, ...]) -> dict[str, Any]:
     """(prompt, completion) tokens, and a third figure: the prompt tokens read from a cache."""
     prompt, completion = usage[:2]
-    counts: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    counts: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
     if len(usage) > 2:
         counts["prompt_tokens_details"] = {"cached_tokens": usage[2]}
     return counts
@@ -75,8 +79,7 @@ def completion_with(
         message["reasoning_content"] = reasoning
     if calls:
         message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json}}
-            for c in calls
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json}} for c in calls
         ]
     return {
         "id": "chatcmpl-fake",

@@ -63,12 +63,7 @@ def pending_results(messages: list[dict[str, Any]]) -> list[str]:
 
 def tool_results(requests: list[Recorded]) -> list[str]:
     """Every tool result (as text) in the chat requests the upstream received."""
-    return [
-        _text(m.get("content"))
-        for r in requests
-        for m in r.json.get("messages", [])
-        if m.get("role") == "tool"
-    ]
+    return [_text(m.get("content")) for r in requests for m in r.json.get("messages", []) if m.get("role") == "tool"]
 
 
 @dataclass

@@ -15,14 +15,21 @@ __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "connect_snippets", "login", "open_fold"
 CHROMIUM = os.environ.get("BROWSER_PATH", "/usr/bin/chromium")
 # Without the background-networking flags Chromium keeps dialling out of this closed network.
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
 @contextmanager
-def watched_page(browser: Browser, base_url: str, locale: str = "zh-CN",
-                 viewport: tuple[int, int] = (1280, 900)) -> Iterator[Page]:
+def watched_page(
+    browser: Browser, base_url: str, locale: str = "zh-CN", viewport: tuple[int, int] = (1280, 900)
+) -> Iterator[Page]:
     """A page at ``viewport`` in a context of its own, closed after; at the end, asserts the page
     threw no error and the CSP refused nothing (what no test wants). The page opens in the
     browser's language (``locale``, navigator.language): Chinese unless told, as most tests read it."""

@@ -24,7 +24,12 @@ def d1_execute(persist_to: Path, sql: str) -> list[dict[str, Any]]:
     """Run ``sql`` with ``wrangler d1 execute --local``; the rows of its last statement."""
     done = subprocess.run(
         ["wrangler", "d1", "execute", DATABASE, "--local", "--persist-to", str(persist_to), "--json", "--command", sql],
-        cwd=ROOT, env=_wrangler_env(), capture_output=True, text=True, timeout=60, check=True,
+        cwd=ROOT,
+        env=_wrangler_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     return json.loads(done.stdout)[-1]["results"]
 
@@ -40,16 +45,39 @@ def d1_apply_migrations(persist_to: Path, migrations_dir: Path) -> None:
     project = (ROOT / "wrangler.jsonc").read_text()
     database_id = re.search(r'"database_id"\s*:\s*"([^"]+)"', project).group(1)
     config = migrations_dir.parent / f"wrangler.{migrations_dir.name}.json"
-    config.write_text(json.dumps({
-        "name": "freellmapi-worker",
-        "compatibility_date": "2026-09-08",
-        "d1_databases": [
-            {"binding": "DB", "database_name": DATABASE, "database_id": database_id,
-             "migrations_dir": str(migrations_dir.resolve())},
-        ],
-    }))
+    config.write_text(
+        json.dumps(
+            {
+                "name": "freellmapi-worker",
+                "compatibility_date": "2026-09-08",
+                "d1_databases": [
+                    {
+                        "binding": "DB",
+                        "database_name": DATABASE,
+                        "database_id": database_id,
+                        "migrations_dir": str(migrations_dir.resolve()),
+                    },
+                ],
+            }
+        )
+    )
     subprocess.run(
-        ["wrangler", "d1", "migrations", "apply", DATABASE, "--local", "--persist-to", str(persist_to),
-         "--config", str(config)],
-        cwd=ROOT, env=_wrangler_env(), capture_output=True, text=True, timeout=120, check=True,
+        [
+            "wrangler",
+            "d1",
+            "migrations",
+            "apply",
+            DATABASE,
+            "--local",
+            "--persist-to",
+            str(persist_to),
+            "--config",
+            str(config),
+        ],
+        cwd=ROOT,
+        env=_wrangler_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )

@@ -72,7 +72,9 @@ def _embeddings(request: dict[str, Any]) -> dict[str, Any]:
     return {"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
 
-def default_answer(path: str, model: str | None, json_body: Any, form: dict[str, tuple[str | None, bytes]]) -> tuple[int, str, bytes] | None:
+def default_answer(
+    path: str, model: str | None, json_body: Any, form: dict[str, tuple[str | None, bytes]]
+) -> tuple[int, str, bytes] | None:
     """(status, content type, body) for a request to ``path`` of the rest of the surface; None for
     chat completions (the fake's own default)."""
     model = model or "unknown"

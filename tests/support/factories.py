@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from gateway.core.attempt import Candidate
-from gateway.core.providers import Provider, ProviderKey, SealedKey
 from gateway.core.kinds import Kind
 from gateway.core.loop import Clock
+from gateway.core.providers import Provider, ProviderKey, SealedKey
 
 # 2023-11-14 22:13:20 UTC: far from a UTC midnight, so quota cooldowns are not floored.
 T0 = 1_700_000_000_000

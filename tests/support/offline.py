@@ -62,7 +62,11 @@ def run_offline(argv: list[str], *, cwd: Path, env: dict[str, str], record: Path
     harness_env = {**env, "PYTHONPATH": str(tests)}
     done = subprocess.run(
         [*unshare, sys.executable, "-m", "support.offline", str(record), str(timeout_s), *argv],
-        cwd=cwd, env=harness_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        cwd=cwd,
+        env=harness_env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         timeout=timeout_s + 60,
     )
     result = json.loads((record / "result.json").read_text())

@@ -24,7 +24,7 @@ Every request is recorded as a ``Call`` (method, path, headers, parsed JSON body
 from __future__ import annotations
 
 import json
-from collections import defaultdict, deque
+from collections import defaultdict
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler
 from typing import Any

@@ -27,7 +27,7 @@ DEV = ROOT / "scripts" / "dev"
 # the milliseconds written in a file to their wall clock.
 TESTCLOCK = ROOT / ".cache" / "testclock.so"
 
-__all__ = ["Gateway", "ROOT", "free_port", "logged"]
+__all__ = ["ROOT", "Gateway", "free_port", "logged"]
 
 
 # Starts of a runtime whose port was taken meanwhile, before giving up.
@@ -82,9 +82,12 @@ class Gateway:
         for _ in range(PORT_TRIES):
             args = [
                 str(DEV),
-                "--port", str(free_port()),
-                "--persist-to", str(persist_to),
-                "--env-file", str(workdir / "absent.dev.vars"),
+                "--port",
+                str(free_port()),
+                "--persist-to",
+                str(persist_to),
+                "--env-file",
+                str(workdir / "absent.dev.vars"),
             ]
             log = log_path.open("wb")
             process = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -92,8 +95,16 @@ class Gateway:
             while time.monotonic() < deadline:
                 found = READY.search(log_path.read_text(errors="replace"))
                 if found:
-                    return cls(found.group(1), process, log_path, persist_to, api_token, admin_token, encryption_key,
-                               clock_path)
+                    return cls(
+                        found.group(1),
+                        process,
+                        log_path,
+                        persist_to,
+                        api_token,
+                        admin_token,
+                        encryption_key,
+                        clock_path,
+                    )
                 if process.poll() is not None:
                     break
                 time.sleep(0.05)  # polling a log file for the start-up line, not timing a behaviour

@@ -97,8 +97,14 @@ class Surface:
         """The headers carrying ``token`` the way this protocol's clients do (None: no token)."""
         return {} if token is None else {"authorization": f"Bearer {token}"}
 
-    def body(self, model: str, stream: bool, text: str = "Hello", system: str | None = None,
-             tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    def body(
+        self,
+        model: str,
+        stream: bool,
+        text: str = "Hello",
+        system: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
         """A request; ``tools`` as (name, description, JSON schema) dicts."""
         raise NotImplementedError
 
@@ -128,8 +134,10 @@ class Surface:
 
 def _schema_tools_openai(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
-        {"type": "function", "function": {"name": t["name"], "description": t["description"],
-                                          "parameters": t["schema"]}}
+        {
+            "type": "function",
+            "function": {"name": t["name"], "description": t["description"], "parameters": t["schema"]},
+        }
         for t in tools
     ]
 
@@ -141,8 +149,15 @@ class Anthropic(Surface):
     id = "anthropic"
     foreign_model = "claude-3-5-haiku"
     stream_error_kind = "api_error"
-    error_kinds = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
-                   413: "request_too_large", 429: "rate_limit_error", 502: "api_error", 503: "overloaded_error"}
+    error_kinds = {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        404: "not_found_error",
+        413: "request_too_large",
+        429: "rate_limit_error",
+        502: "api_error",
+        503: "overloaded_error",
+    }
 
     def path(self, model: str, stream: bool) -> str:
         return "/v1/messages"
@@ -158,8 +173,9 @@ class Anthropic(Surface):
         if system is not None:
             body["system"] = system
         if tools:
-            body["tools"] = [{"name": t["name"], "description": t["description"], "input_schema": t["schema"]}
-                             for t in tools]
+            body["tools"] = [
+                {"name": t["name"], "description": t["description"], "input_schema": t["schema"]} for t in tools
+            ]
         return body
 
     def invalid_body(self):
@@ -184,7 +200,7 @@ class Anthropic(Surface):
         reading = Reading()
         blocks: dict[int, dict[str, Any]] = {}
         open_index = None
-        for name, data, block in _sse_blocks(raw):
+        for name, data, _block in _sse_blocks(raw):
             event = _loads(data or "", reading, f"event {name}")
             if not isinstance(event, dict):
                 continue
@@ -240,8 +256,14 @@ class Responses(Surface):
     id = "responses"
     foreign_model = "gpt-5-codex"
     stream_error_kind = "server_error"  # response.failed's error.code
-    error_kinds = {400: "invalid_request_error", 401: "authentication_error", 413: "invalid_request_error",
-                   429: "rate_limit_error", 502: "provider_error", 503: "service_unavailable"}
+    error_kinds = {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        413: "invalid_request_error",
+        429: "rate_limit_error",
+        502: "provider_error",
+        503: "service_unavailable",
+    }
 
     def path(self, model, stream):
         return "/v1/responses"
@@ -253,8 +275,10 @@ class Responses(Surface):
         if system is not None:
             body["instructions"] = system
         if tools:
-            body["tools"] = [{"type": "function", "name": t["name"], "description": t["description"],
-                              "parameters": t["schema"]} for t in tools]
+            body["tools"] = [
+                {"type": "function", "name": t["name"], "description": t["description"], "parameters": t["schema"]}
+                for t in tools
+            ]
         return body
 
     def invalid_body(self):
@@ -341,8 +365,15 @@ class Gemini(Surface):
     stream_error_kind = "INTERNAL"
     prefix = "/v1beta"
     sse = True
-    error_kinds = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 413: "INVALID_ARGUMENT",
-                   429: "RESOURCE_EXHAUSTED", 502: "INTERNAL", 503: "UNAVAILABLE"}
+    error_kinds = {
+        400: "INVALID_ARGUMENT",
+        401: "UNAUTHENTICATED",
+        404: "NOT_FOUND",
+        413: "INVALID_ARGUMENT",
+        429: "RESOURCE_EXHAUSTED",
+        502: "INTERNAL",
+        503: "UNAVAILABLE",
+    }
 
     def path(self, model, stream):
         if not stream:
@@ -357,9 +388,13 @@ class Gemini(Surface):
         if system is not None:
             body["systemInstruction"] = {"parts": [{"text": system}]}
         if tools:
-            body["tools"] = [{"functionDeclarations": [
-                {"name": t["name"], "description": t["description"], "parameters": t["schema"]} for t in tools
-            ]}]
+            body["tools"] = [
+                {
+                    "functionDeclarations": [
+                        {"name": t["name"], "description": t["description"], "parameters": t["schema"]} for t in tools
+                    ]
+                }
+            ]
         return body
 
     def invalid_body(self):

@@ -48,8 +48,8 @@ __all__ = [
     "Responder",
     "Sse",
     "chunk",
-    "delta_chunk",
     "completion",
+    "delta_chunk",
     "model_list",
 ]
 
@@ -63,9 +63,7 @@ def completion(model: str, content: str = "hello from the fake upstream") -> dic
         "object": "chat.completion",
         "created": 1_700_000_000,
         "model": model,
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-        ],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8},
     }
 

@@ -52,11 +52,13 @@ def test_env_example_table_row_has_both_names(setting):
         pytest.param(f"{METRICS_OFF} npx wrangler whoami\n", [], id="prefixed"),
         pytest.param(f"export {METRICS_OFF}\nnpx wrangler d1 list\nuv run pywrangler deploy\n", [], id="exported"),
         pytest.param(f"npx wrangler d1 list\nexport {METRICS_OFF}\n", ["npx wrangler d1 list"], id="exported-late"),
-        pytest.param("export WRANGLER_SEND_METRICS=true\nnpx wrangler d1 list\n", ["npx wrangler d1 list"],
-                     id="exported-true"),
+        pytest.param(
+            "export WRANGLER_SEND_METRICS=true\nnpx wrangler d1 list\n", ["npx wrangler d1 list"], id="exported-true"
+        ),
         pytest.param("uv run pywrangler dev   # a comment\n", ["uv run pywrangler dev"], id="pywrangler"),
-        pytest.param("npx wrangler d1 execute db \\\n  --remote\n", ["npx wrangler d1 execute db --remote"],
-                     id="continued"),
+        pytest.param(
+            "npx wrangler d1 execute db \\\n  --remote\n", ["npx wrangler d1 execute db --remote"], id="continued"
+        ),
         pytest.param("# npx wrangler login\nscripts/deploy\n", [], id="comment-only"),
     ],
 )

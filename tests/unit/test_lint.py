@@ -1,11 +1,14 @@
-"""The project's own code passes its linters and formatters, as STYLE asks: Biome (the pinned npm
-``@biomejs/biome``, configured by ``biome.json``: its recommended lint rules and its formatter) over
-the config page's script and style and the runtime's and benchmarks' JavaScript modules."""
+"""The project's own code passes its linters and formatters, as STYLE asks: ruff (the pinned PyPI
+``ruff``, configured in ``pyproject.toml``: its lint rules and its formatter) over the Python of
+``src/``, ``tests/`` and ``scripts/``; Biome (the pinned npm ``@biomejs/biome``, configured by
+``biome.json``: its recommended lint rules and its formatter) over the config page's script and
+style and the runtime's and benchmarks' JavaScript modules."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +22,20 @@ def test_biome_lint_and_format_checks_pass(folder):
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     found = subprocess.run(
         [str(BIN / "biome"), "ci", "--colors=off", "--error-on-warnings", folder],
-        cwd=ROOT, env=env, capture_output=True, text=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+    assert found.returncode == 0, found.stdout + found.stderr
+
+
+@pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=["lint", "format"])
+def test_ruff_passes(command):
+    ruff = Path(sys.executable).parent / "ruff"
+    found = subprocess.run(
+        [str(ruff), *command, "--no-cache", "src", "tests", "scripts"], cwd=ROOT, capture_output=True, text=True
     )
 
     assert found.returncode == 0, found.stdout + found.stderr

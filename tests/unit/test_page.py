@@ -33,8 +33,13 @@ EVERYTHING = "\n".join((HTML, CSS, SCRIPT, STRINGS))
 def _i18n() -> dict[str, dict[str, str]]:
     """I18N as Node reads the module (whatever its formatting: Biome may unquote or wrap)."""
     read = "import(process.argv[1]).then((m) => process.stdout.write(JSON.stringify(m.I18N)));"
-    found = subprocess.run(["node", "-e", read, (PUBLIC / "i18n.js").as_uri()], capture_output=True, text=True,
-                           check=True, env={**os.environ, "NODE_OPTIONS": "--experimental-default-type=module"})
+    found = subprocess.run(
+        ["node", "-e", read, (PUBLIC / "i18n.js").as_uri()],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "NODE_OPTIONS": "--experimental-default-type=module"},
+    )
     return json.loads(found.stdout)
 
 
@@ -66,7 +71,9 @@ def test_every_key_the_page_uses_exists():
     used |= set(re.findall(r'data-i18n(?:-placeholder)?="([\w.]+)"', HTML))
     # Keys made of a prefix and a name: the settings' units and groups.
     used |= {f"unit.{unit}" for unit in re.findall(r':\s*"(\w+)"', _const("SETTING_UNITS"))}
-    used |= {f"settings.group.{group}" for group in re.findall(r'\[\s*"(\w+)",\s*(?:\[|[A-Z_]+\])', _const("SETTING_GROUPS"))}
+    used |= {
+        f"settings.group.{group}" for group in re.findall(r'\[\s*"(\w+)",\s*(?:\[|[A-Z_]+\])', _const("SETTING_GROUPS"))
+    }
 
     assert len(used) > 150, "the patterns found the page's t(...) calls"
     assert used - keys == set()

@@ -60,8 +60,10 @@ def test_pyodide_that_workerd_cannot_patch_is_refused():
 
 
 def test_patches_import_what_workerd_provides_and_remove_eval():
-    source = ("function loadLibData(){x} let t = Date.now(); eval(func); crypto.getRandomValues(buf);\n"
-              "export default _createPyodideModule;")
+    source = (
+        "function loadLibData(){x} let t = Date.now(); eval(func); crypto.getRandomValues(buf);\n"
+        "export default _createPyodideModule;"
+    )
 
     patched = pyodide_bundle.patched_asm(source)
 
@@ -97,7 +99,7 @@ def _read_bundle(data: bytes) -> list[tuple[str, int, int, bytes]]:
     def blob(at: int) -> bytes:
         assert word(at) & 3 == 1 and (word(at) >> 32) & 7 == 2  # a byte list
         start, length = target(at), word(at) >> 35
-        return body[start * 8:start * 8 + length]
+        return body[start * 8 : start * 8 + length]
 
     modules = []
     for index in range(count):
@@ -108,8 +110,12 @@ def _read_bundle(data: bytes) -> list[tuple[str, int, int, bytes]]:
 
 
 def test_the_bundle_is_a_capnp_message_of_three_internal_modules():
-    encoded = pyodide_bundle.encode_bundle([("a:src", "src", b"export default 1;"), ("a:wasm", "wasm", b"\0asm"),
-                                            ("a:data", "data", b"x" * 9)])
+    encoded = pyodide_bundle.encode_bundle(
+        [("a:src", "src", b"export default 1;"), ("a:wasm", "wasm", b"\0asm"), ("a:data", "data", b"x" * 9)]
+    )
 
-    assert _read_bundle(encoded) == [("a:src", 2, 0, b"export default 1;"), ("a:wasm", 2, 1, b"\0asm"),
-                                     ("a:data", 2, 2, b"x" * 9)]
+    assert _read_bundle(encoded) == [
+        ("a:src", 2, 0, b"export default 1;"),
+        ("a:wasm", 2, 1, b"\0asm"),
+        ("a:data", 2, 2, b"x" * 9),
+    ]

@@ -34,8 +34,19 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 # Imported before randomness is banned: production grants their import-time entropy.
 THIRD_PARTY = ("pydantic", "workers")
-RANDOM_FUNCTIONS = ("random", "randint", "randrange", "choice", "choices", "shuffle", "sample",
-                    "uniform", "getrandbits", "randbytes", "gauss")
+RANDOM_FUNCTIONS = (
+    "random",
+    "randint",
+    "randrange",
+    "choice",
+    "choices",
+    "shuffle",
+    "sample",
+    "uniform",
+    "getrandbits",
+    "randbytes",
+    "gauss",
+)
 SECRETS_FUNCTIONS = ("token_bytes", "token_hex", "token_urlsafe", "choice", "randbelow", "randbits")
 
 
@@ -62,7 +73,7 @@ class JsObject:
         return f"<JS {self._path}>"
 
 
-class JsException(Exception):
+class JsException(Exception):  # noqa: N818 - named as pyodide.ffi names it
     """``pyodide.ffi.JsException``."""
 
 

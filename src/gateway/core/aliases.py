@@ -28,12 +28,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 __all__ = [
-    "Alias",
-    "Aliases",
     "MAX_ALIASES",
     "MAX_PATTERN_CHARS",
     "MAX_TARGET_CHARS",
     "NO_ALIASES",
+    "Alias",
+    "Aliases",
     "alias_problem",
     "compile_aliases",
     "resolve_alias",

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 from gateway.core import rules
 from gateway.core.attempt import Candidate
-from gateway.core.providers import Provider
 from gateway.core.ledger import Cooldown, Ledger
 from gateway.core.memory import Memory
+from gateway.core.providers import Provider
 from gateway.core.state import RouterState
 
 __all__ = ["AUTO_MODEL", "Chain", "Step", "build_chain", "is_auto", "model_catalog", "one_model"]
@@ -82,9 +82,7 @@ def _priority(provider: Provider) -> tuple[int, int]:
     return (provider.priority, provider.id)
 
 
-def _pairs(
-    providers: list[Provider], requested: str | None, memory: Memory
-) -> Iterator[tuple[Provider, str]]:
+def _pairs(providers: list[Provider], requested: str | None, memory: Memory) -> Iterator[tuple[Provider, str]]:
     if requested is not None:
         for provider in providers:
             if requested in provider.models:
@@ -156,9 +154,7 @@ def model_catalog(providers: Iterable[Provider]) -> list[tuple[str, str]]:
     return list(catalog.items())
 
 
-def build_chain(
-    providers: Iterable[Provider], requested_model: str | None, state: RouterState, now_ms: int
-) -> Chain:
+def build_chain(providers: Iterable[Provider], requested_model: str | None, state: RouterState, now_ms: int) -> Chain:
     """The chain for ``requested_model`` (None, ``""`` or ``auto`` for auto) over
     ``providers`` (any order; disabled ones and ones without models or enabled keys are left out) at
     ``now_ms`` (epoch ms). Reads the ledger and the memory; changes neither."""

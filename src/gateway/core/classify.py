@@ -88,12 +88,8 @@ class Failure:
 # --- Redaction -----------------------------------------------------------------------------
 
 _BEARER = re.compile(r"\b(Bearer|Basic)\s+[^\s\"',;]+", re.IGNORECASE)
-_QUERY_SECRET = re.compile(
-    r"([?&](?:key|api[_-]?key|token|access_token|auth)=)[^&\s\"'#]+", re.IGNORECASE
-)
-_PREFIXED_KEY = re.compile(
-    r"\b(?:sk|gsk|csk|xai|nvapi|hf|pk|rk)[-_][A-Za-z0-9_\-]{8,}|\bAIza[0-9A-Za-z_\-]{10,}"
-)
+_QUERY_SECRET = re.compile(r"([?&](?:key|api[_-]?key|token|access_token|auth)=)[^&\s\"'#]+", re.IGNORECASE)
+_PREFIXED_KEY = re.compile(r"\b(?:sk|gsk|csk|xai|nvapi|hf|pk|rk)[-_][A-Za-z0-9_\-]{8,}|\bAIza[0-9A-Za-z_\-]{10,}")
 _LONG_RUN = re.compile(r"[A-Za-z0-9_\-]{" + str(rules.SECRET_SEGMENT_MIN_CHARS) + ",}")
 _SEGMENT_SPLIT = re.compile(r"[-_]")
 _REDACTED = "[redacted]"
@@ -103,11 +99,7 @@ def _mask_long_run(match: re.Match[str]) -> str:
     # A key is a long random run; a model id or a metric name is made of short or letter-only
     # words. So a run is masked when one of its -/_ segments is long and mixes letters and digits.
     for segment in _SEGMENT_SPLIT.split(match.group(0)):
-        if (
-            len(segment) >= rules.SECRET_SEGMENT_MIN_CHARS
-            and not segment.isalpha()
-            and not segment.isdigit()
-        ):
+        if len(segment) >= rules.SECRET_SEGMENT_MIN_CHARS and not segment.isalpha() and not segment.isdigit():
             return _REDACTED
     return match.group(0)
 
@@ -150,9 +142,7 @@ _MODEL = re.compile(
     r"|model\b[^.\n]{0,80}\bdoes not exist",
     re.IGNORECASE,
 )
-_FORBIDDEN = re.compile(
-    r"not allowed to access|(?:do|does) not have access|location is not supported", re.IGNORECASE
-)
+_FORBIDDEN = re.compile(r"not allowed to access|(?:do|does) not have access|location is not supported", re.IGNORECASE)
 _QUOTA = re.compile(r"\b(?:daily|per[ _-]day|allocation|quota)\b", re.IGNORECASE)
 # Provider faults behind a 400/413/422, first match wins (an unknown model before "no access":
 # OpenAI says "does not exist or you do not have access to it").

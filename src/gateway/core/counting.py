@@ -9,7 +9,8 @@ Rules:
 - Each failed attempt counts an error of its class in its own bucket, and is kept as an ``Event``
   (its message redacted).
 - Tokens are the upstream's (``usage_of``: the last OpenAI ``usage`` object of an answer or a
-  stream's tail, or a translator's), each count clamped to ``TOKENS_MAX`` (``Tokens.stated``); an answer that states none is estimated,
+  stream's tail, or a translator's), each count clamped to ``TOKENS_MAX`` (``Tokens.stated``); an
+  answer that states none is estimated,
   counted apart: the prompt by its size, a stream at one token per event (``estimate_output``), a
   non-streamed answer by its text (``estimate_answer``).
 """
@@ -208,9 +209,19 @@ class Visit:
             self._outcome = (not refused, bool(result.trail) and not refused, refused)
             if refused:
                 observed = result.observed
-                book.note(Event(now_ms, client, candidate.provider.id, key_id, candidate.model, surface,
-                                FailureKind.CALLER_ERROR.value, observed.status,
-                                redact(error_message(observed.body) or observed.body)))
+                book.note(
+                    Event(
+                        now_ms,
+                        client,
+                        candidate.provider.id,
+                        key_id,
+                        candidate.model,
+                        surface,
+                        FailureKind.CALLER_ERROR.value,
+                        observed.status,
+                        redact(error_message(observed.body) or observed.body),
+                    )
+                )
         else:
             asked = (asked or "auto")[:MODEL_MAX_CHARS]
             self._key = BucketKey(hour_of(now_ms), client, 0, 0, asked, surface)
@@ -264,5 +275,16 @@ def _count_failure(book: UsageBook, client: int, surface: str, entry: TrailEntry
     key = BucketKey(hour_of(entry.at_ms), client, entry.provider_id, entry.used_key_id, entry.model, surface)
     errors = book.bucket(key).errors
     errors[kind] = errors.get(kind, 0) + 1
-    book.note(Event(entry.at_ms, client, entry.provider_id, entry.used_key_id, entry.model, surface, kind,
-                    failure.status, redact(failure.reason)))
+    book.note(
+        Event(
+            entry.at_ms,
+            client,
+            entry.provider_id,
+            entry.used_key_id,
+            entry.model,
+            surface,
+            kind,
+            failure.status,
+            redact(failure.reason),
+        )
+    )

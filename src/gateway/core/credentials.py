@@ -78,8 +78,7 @@ def problems(env: Mapping[str, str]) -> list[str]:
         problem = token_problem(env.get(name))
         if problem:
             found.append(
-                f"{name} {problem}: {_CONSEQUENCES[name]} until it is a random secret of "
-                f"{MIN_TOKEN_LENGTH}+ characters"
+                f"{name} {problem}: {_CONSEQUENCES[name]} until it is a random secret of {MIN_TOKEN_LENGTH}+ characters"
             )
     if env.get("ADMIN_TOKEN") and env.get("ADMIN_TOKEN") == env.get("API_TOKEN"):
         found.append("ADMIN_TOKEN and API_TOKEN are equal: neither is accepted until they differ")

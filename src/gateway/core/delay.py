@@ -111,9 +111,7 @@ def _body_delay_ms(node: Any, depth: int) -> int | None:
     return None
 
 
-def stated_delay_ms(
-    headers: Mapping[str, str], parsed: Any, text: str, now_ms: int
-) -> int | None:
+def stated_delay_ms(headers: Mapping[str, str], parsed: Any, text: str, now_ms: int) -> int | None:
     """The delay the upstream asked for, in ms, or None when it stated none.
 
     ``headers`` have lower-case names; ``parsed`` is the JSON body (None when it is not JSON);

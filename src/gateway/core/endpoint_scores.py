@@ -235,7 +235,5 @@ def rank_endpoints(payload: object, now_ms: int) -> tuple[Ranked, ...]:
         score = _score(c, c.p50 if c.p50 is not None else fallback)
         if c.slug in best and best[c.slug].score >= score:
             continue
-        best[c.slug] = Ranked(
-            c.slug, score, c.prompt, c.completion, c.input_cache_read, c.caching, c.p50
-        )
+        best[c.slug] = Ranked(c.slug, score, c.prompt, c.completion, c.input_cache_read, c.caching, c.p50)
     return tuple(sorted(best.values(), key=lambda r: (-r.score, r.slug)))

@@ -77,9 +77,7 @@ class Ledger:
     except ``active``, ``clear``, ``retry_at_ms`` and ``forget_provider``, which walk the live
     entries (a few per provider)."""
 
-    __slots__ = (
-        "_deferrals", "_forgotten", "_holders", "_ladders", "_models", "_probing", "_strikes"
-    )
+    __slots__ = ("_deferrals", "_forgotten", "_holders", "_ladders", "_models", "_probing", "_strikes")
 
     def __init__(self) -> None:
         self._holders: dict[Holder, Cooldown] = {}  # provider-wide and key cooldowns
@@ -93,7 +91,11 @@ class Ledger:
     # --- Recording -----------------------------------------------------------------------
 
     def record_failure(
-        self, candidate: Candidate, failure: Failure, now_ms: int, ceiling_ms: int,
+        self,
+        candidate: Candidate,
+        failure: Failure,
+        now_ms: int,
+        ceiling_ms: int,
         started_ms: int | None = None,
     ) -> Cooldown | None:
         """Apply ``failure`` of ``candidate`` at ``now_ms``; ``ceiling_ms`` is the effective
@@ -161,9 +163,7 @@ class Ledger:
 
     # --- Reading -------------------------------------------------------------------------
 
-    def blocking(
-        self, provider_id: int, model: str, now_ms: int, keys: Iterable[ProviderKey] = ()
-    ) -> Cooldown | None:
+    def blocking(self, provider_id: int, model: str, now_ms: int, keys: Iterable[ProviderKey] = ()) -> Cooldown | None:
         """The live cooldown that keeps (provider, model) out of a chain: the provider-wide one
         first; then, when every enabled key of ``keys`` (the provider's) cools down, the one that
         ends first; then the pair's own. None when the pair may be tried."""
@@ -207,9 +207,7 @@ class Ledger:
         entry = self._models.get((provider_id, model)) if self._models else None
         return entry if entry is not None and entry.until_ms > now_ms else None
 
-    def is_cooling(
-        self, provider_id: int, model: str, now_ms: int, keys: Iterable[ProviderKey] = ()
-    ) -> bool:
+    def is_cooling(self, provider_id: int, model: str, now_ms: int, keys: Iterable[ProviderKey] = ()) -> bool:
         return self.blocking(provider_id, model, now_ms, keys) is not None
 
     def active(self, now_ms: int, provider_ids: Collection[int] | None = None) -> list[Cooldown]:
@@ -260,9 +258,7 @@ class Ledger:
         self._probing[owner] = now_ms
         return True
 
-    def end_probe(
-        self, provider_id: int, success: bool, now_ms: int, key_id: int | None = None
-    ) -> None:
+    def end_probe(self, provider_id: int, success: bool, now_ms: int, key_id: int | None = None) -> None:
         """End the probe of the provider (or key). Success is ``record_success``; failure only
         defers the next probe (the cooldown and the ladder stay as they are)."""
         owner = holder(provider_id, key_id)
@@ -325,7 +321,11 @@ def _drop_expired(table: dict[_Key, Cooldown] | dict[Holder, Cooldown], now_ms: 
 
 
 def _entry(
-    candidate: Candidate, model: str | None, key_id: int | None, failure: Failure, now_ms: int,
+    candidate: Candidate,
+    model: str | None,
+    key_id: int | None,
+    failure: Failure,
+    now_ms: int,
     duration_ms: int,
 ) -> Cooldown:
     return Cooldown(

@@ -21,7 +21,8 @@ Rules (the numbers are in ``rules``, the settings in ``Settings``):
 - Every attempt uses one key of the provider, chosen by ``RouterState.rotation`` (a probe of a
   cooling key uses that key).
 - Same-model retry, only for the model the caller named (not ``auto``, not a degraded step, not
-  a probe), at most once per step, with the key of the last try (once no other key is left): after a 5xx or a network error (a reset connection) at once;
+  a probe), at most once per step, with the key of the last try (once no other key is left):
+  after a 5xx or a network error (a reset connection) at once;
   after a 429 that asks to wait at most ``same_model_retry_max_ms``, after that wait, when the
   budget allows.
 - A step whose provider started cooling earlier in this request (or all of whose keys did) is
@@ -41,8 +42,6 @@ from gateway.core import rules
 from gateway.core.attempt import Attempt, Candidate, Delivered, Observed
 from gateway.core.chain import Chain, Step
 from gateway.core.classify import Failure, FailureKind, classify
-from gateway.core.providers import ProviderKey
-from gateway.core.settings import Settings
 from gateway.core.outcome import (
     CallerError,
     LoopResult,
@@ -51,6 +50,8 @@ from gateway.core.outcome import (
     decide_exhaustion,
     no_providers,
 )
+from gateway.core.providers import ProviderKey
+from gateway.core.settings import Settings
 from gateway.core.state import RouterState
 from gateway.core.subrequests import Subrequests
 from gateway.core.trail import TrailEntry, named_key_id
@@ -67,8 +68,14 @@ class Clock:
 
 
 async def run_loop(
-    chain: Chain, attempt: Attempt, *, settings: Settings, state: RouterState, clock: Clock,
-    avoid_keys: frozenset[int] = frozenset(), subrequests: Subrequests | None = None,
+    chain: Chain,
+    attempt: Attempt,
+    *,
+    settings: Settings,
+    state: RouterState,
+    clock: Clock,
+    avoid_keys: frozenset[int] = frozenset(),
+    subrequests: Subrequests | None = None,
 ) -> LoopResult:
     """Run ``chain`` (rules in the module doc). Returns ``Served``, ``CallerError`` or
     ``Exhausted``; never raises for an upstream problem (``attempt`` reports those as values).
@@ -138,9 +145,7 @@ class _Run:
                 return None
             started_ms = self.clock.now_ms()
             # A probe is never retried, so this runs once for it.
-            if step.probe and not self.state.ledger.begin_probe(
-                provider.id, started_ms, _probed_key_id(step)
-            ):
+            if step.probe and not self.state.ledger.begin_probe(provider.id, started_ms, _probed_key_id(step)):
                 return None
             tried = Candidate(provider, candidate.model, key)
             outcome = await attempt(tried, timeout_ms)
@@ -198,12 +203,14 @@ class _Run:
         ledger.record_success(provider_id, candidate.key.id if candidate.key else None)
         self.state.memory.record_success(provider_id, candidate.model, delivered.latency_ms)
         degraded_from = self.chain.requested_model if step.degraded else None
-        return Served(
-            candidate, delivered.handle, delivered.latency_ms, tuple(self.trail), degraded_from
-        )
+        return Served(candidate, delivered.handle, delivered.latency_ms, tuple(self.trail), degraded_from)
 
     def _failed(
-        self, step: Step, candidate: Candidate, observed: Observed, failure: Failure,
+        self,
+        step: Step,
+        candidate: Candidate,
+        observed: Observed,
+        failure: Failure,
         started_ms: int,
     ) -> CallerError | None:
         provider = candidate.provider

@@ -53,9 +53,7 @@ class Memory:
             models[model] = Stats(1.0, float(latency_ms))
             return
         stats.success = _ema(stats.success, 1.0)
-        stats.latency_ms = (
-            float(latency_ms) if stats.latency_ms is None else _ema(stats.latency_ms, latency_ms)
-        )
+        stats.latency_ms = float(latency_ms) if stats.latency_ms is None else _ema(stats.latency_ms, latency_ms)
 
     def record_failure(self, provider_id: int, model: str) -> None:
         models = self._stats.setdefault(provider_id, {})

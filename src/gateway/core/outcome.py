@@ -135,9 +135,7 @@ _ROWS = (
     _Row(_RATE_KINDS, False, 429, "rate_limit_error", "rate_limit_exceeded",
          "All providers are rate-limited or out of quota"),
 )  # fmt: skip
-_ANYTHING_ELSE = _Row(
-    frozenset(), False, 502, "provider_error", "upstream_failed", "Every provider tried failed"
-)
+_ANYTHING_ELSE = _Row(frozenset(), False, 502, "provider_error", "upstream_failed", "Every provider tried failed")
 
 
 def format_eta(ms: int) -> str:
@@ -167,8 +165,12 @@ def _match(trail: Trail, stop: Stop) -> _Row:
 
 
 def decide_exhaustion(
-    trail: Trail, stop: Stop, cooldowns: list[Cooldown], now_ms: int,
-    several_keys: Collection[int] = frozenset(), subrequests: Subrequests | None = None,
+    trail: Trail,
+    stop: Stop,
+    cooldowns: list[Cooldown],
+    now_ms: int,
+    several_keys: Collection[int] = frozenset(),
+    subrequests: Subrequests | None = None,
 ) -> Exhausted:
     """The answer when no candidate served. ``trail``: the failed attempts (empty when every
     candidate was skipped); ``stop``: why the loop ended early, if it did; ``cooldowns``: the
@@ -196,7 +198,11 @@ def decide_exhaustion(
 
 
 def _out_of_subrequests(
-    trail: Trail, cooldowns: list[Cooldown], now_ms: int, several_keys: Collection[int], counter: Subrequests,
+    trail: Trail,
+    cooldowns: list[Cooldown],
+    now_ms: int,
+    several_keys: Collection[int],
+    counter: Subrequests,
 ) -> Exhausted:
     message = (
         f"This request stopped after {counter.used} subrequests: the Workers plan allows {counter.limit} per "
@@ -209,9 +215,7 @@ def _out_of_subrequests(
     return Exhausted(503, "service_unavailable", "subrequest_limit", message, None, (), trail)
 
 
-def _all_cooling(
-    cooldowns: list[Cooldown], now_ms: int, several_keys: Collection[int]
-) -> Exhausted:
+def _all_cooling(cooldowns: list[Cooldown], now_ms: int, several_keys: Collection[int]) -> Exhausted:
     entries = []
     for cooldown in cooldowns:
         named = cooldown.key_id is not None and cooldown.provider_id in several_keys
@@ -224,9 +228,7 @@ def _all_cooling(
     message = "Every candidate is cooling down"
     if retry_at_ms is not None:
         message += f". Soonest reset {format_eta(retry_at_ms - now_ms)}. " + "; ".join(entries)
-    return Exhausted(
-        429, "rate_limit_error", "rate_limit_exceeded", message, retry_at_ms, tuple(cooldowns), ()
-    )
+    return Exhausted(429, "rate_limit_error", "rate_limit_exceeded", message, retry_at_ms, tuple(cooldowns), ())
 
 
 def no_providers() -> Exhausted:

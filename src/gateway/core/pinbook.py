@@ -36,9 +36,7 @@ def merge_pin(local: Pin, stored: Pin) -> Pin:
     else:
         until = max(local.lock_until_ms or 0, stored.lock_until_ms or 0) or None
         cooled = {**stored.cooled, **{s: max(t, stored.cooled.get(s, 0)) for s, t in local.cooled.items()}}
-        base = replace(
-            local, lock_until_ms=until, switches=max(local.switches, stored.switches), cooled=cooled
-        )
+        base = replace(local, lock_until_ms=until, switches=max(local.switches, stored.switches), cooled=cooled)
     return replace(base, candidates=candidates[0], refreshed_at_ms=candidates[1])
 
 

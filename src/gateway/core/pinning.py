@@ -32,9 +32,9 @@ __all__ = [
     "pin_for_request",
     "pin_refreshed",
     "provider_field",
-    "with_provider_member",
     "renewal_due",
     "savings_estimate",
+    "with_provider_member",
 ]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}

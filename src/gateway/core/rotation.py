@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from gateway.core.providers import Provider, ProviderKey
 from gateway.core.ledger import Ledger
+from gateway.core.providers import Provider, ProviderKey
 
 __all__ = ["Rotation"]
 

@@ -109,9 +109,7 @@ STATUS_RULES: dict[int, tuple[str, str, str | None, int]] = {
     508: ("loop_detected", "provider", "loop", LOOP_COOLDOWN_MS),
 }
 RATE_LIMIT_SCOPE = "key"
-SERVER_ERROR_RULE: tuple[str, str, str | None, int] = (
-    "upstream_error", "provider", "heuristic", TRANSIENT_COOLDOWN_MS
-)
+SERVER_ERROR_RULE: tuple[str, str, str | None, int] = ("upstream_error", "provider", "heuristic", TRANSIENT_COOLDOWN_MS)
 DEFECT_RULES: dict[str, tuple[str, str, str | None, int]] = {
     "network": ("network", "provider", "heuristic", TRANSIENT_COOLDOWN_MS),
     "timeout": ("timeout", "provider", "heuristic", TRANSIENT_COOLDOWN_MS),

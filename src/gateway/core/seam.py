@@ -84,7 +84,16 @@ class Seam:
     refused)."""
 
     __slots__ = (
-        "_at", "_buffer", "_core", "_count", "_echo", "_loose", "_phase", "_reached", "_start", "_trailing",
+        "_at",
+        "_buffer",
+        "_core",
+        "_count",
+        "_echo",
+        "_loose",
+        "_phase",
+        "_reached",
+        "_start",
+        "_trailing",
         "trimmed",
     )
 

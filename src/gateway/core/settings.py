@@ -304,9 +304,7 @@ class Settings:
     usage_flush_minutes: int = rules.DEFAULT_USAGE_FLUSH_MINUTES
 
 
-def resolve_settings(
-    rows: Mapping[str, str], env: Mapping[str, str]
-) -> tuple[Settings, dict[str, SettingValue]]:
+def resolve_settings(rows: Mapping[str, str], env: Mapping[str, str]) -> tuple[Settings, dict[str, SettingValue]]:
     """Effective settings and, per key, the value and the source it came from."""
     resolved: dict[str, SettingValue] = {}
     for setting in SETTINGS:

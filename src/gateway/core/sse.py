@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["TAIL_BYTES", "FirstEvent", "First", "ended_properly", "first_event", "stream_error_event"]
+__all__ = ["TAIL_BYTES", "First", "FirstEvent", "ended_properly", "first_event", "stream_error_event"]
 
 # How much of a stream's end is kept to judge how it ended: the final chunk and the [DONE] line.
 TAIL_BYTES = 2048

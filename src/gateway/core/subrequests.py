@@ -44,7 +44,7 @@ class Subrequests:
 
 # The request's counter. The default counts what runs outside any request (a module imported by a
 # test, a task with no request); no request's answer depends on it.
-SUBREQUESTS: ContextVar[Subrequests] = ContextVar("subrequests", default=Subrequests())
+SUBREQUESTS: ContextVar[Subrequests] = ContextVar("subrequests", default=Subrequests())  # noqa: B039 - see above
 
 
 def begin(limit: int = rules.DEFAULT_SUBREQUEST_LIMIT) -> Subrequests:

@@ -44,14 +44,39 @@ from gateway.core import rules
 from gateway.core.classify import FailureKind
 
 __all__ = [
-    "COLUMNS", "LATENCY_EDGES_MS", "BucketKey", "Event", "Histogram", "Part", "Tally", "Taken", "UsageBook",
+    "COLUMNS",
+    "LATENCY_EDGES_MS",
+    "BucketKey",
+    "Event",
+    "Histogram",
+    "Part",
+    "Taken",
+    "Tally",
+    "UsageBook",
     "hour_of",
 ]  # fmt: skip
 
 # Upper edges of the latency bins, in ms; one more bin holds everything above the last edge.
 LATENCY_EDGES_MS: tuple[int, ...] = (
-    25, 50, 100, 200, 350, 500, 750, 1_000, 1_500, 2_000, 3_000, 5_000, 7_500, 10_000, 15_000, 20_000,
-    30_000, 45_000, 60_000,
+    25,
+    50,
+    100,
+    200,
+    350,
+    500,
+    750,
+    1_000,
+    1_500,
+    2_000,
+    3_000,
+    5_000,
+    7_500,
+    10_000,
+    15_000,
+    20_000,
+    30_000,
+    45_000,
+    60_000,
 )
 _BINS = len(LATENCY_EDGES_MS) + 1
 _COUNTERS = (
@@ -256,9 +281,9 @@ def _json(rows: list[list[Any]]) -> str:
 
 def _encode(hour: _Hour) -> tuple[str, str]:
     buckets = _json([[*dims, *_trimmed(tally.values())] for dims, tally in hour.buckets.items()])
-    events = _json([
-        [e.at_ms, e.client, e.provider, e.key, e.model, e.surface, e.kind, e.status, e.message] for e in hour.events
-    ])
+    events = _json(
+        [[e.at_ms, e.client, e.provider, e.key, e.model, e.surface, e.kind, e.status, e.message] for e in hour.events]
+    )
     return buckets, events
 
 

@@ -22,10 +22,10 @@ from typing import Any
 from gateway import isolate
 from gateway.call import Call
 from gateway.core.config import Config
-from gateway.core.providers import Provider, ProviderKey, SealedKey
-from gateway.core.settings import SETTINGS, SETTINGS_BY_KEY, SETTINGS_BY_NAME, Setting, SettingValue
 from gateway.core.credentials import MIN_TOKEN_LENGTH, token_problem
 from gateway.core.hop import own_address_refusal
+from gateway.core.providers import Provider, ProviderKey, SealedKey
+from gateway.core.settings import SETTINGS, SETTINGS_BY_KEY, SETTINGS_BY_NAME, Setting, SettingValue
 from gateway.core.tokens import hint, token_matches
 from gateway.errors import ConflictError, CryptoError, InvalidRequestError, NotFoundError, StorageError
 from gateway.responses import json_response

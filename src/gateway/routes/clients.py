@@ -61,10 +61,12 @@ async def list_clients(call: Call) -> JsResponse:
     page says so (SPEC §14)."""
     config = await admin_config(call)
     clients = await d1.load_clients(call.env.DB)
-    return json_response({
-        "clients": [client_json(c) for c in clients],
-        "default_client": {"enabled": default_client_enabled(config.api_token)},
-    })
+    return json_response(
+        {
+            "clients": [client_json(c) for c in clients],
+            "default_client": {"enabled": default_client_enabled(config.api_token)},
+        }
+    )
 
 
 async def create_client(call: Call) -> JsResponse:

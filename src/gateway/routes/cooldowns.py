@@ -16,9 +16,9 @@ from gateway.core import rules
 from gateway.core.attempt import Candidate, Delivered
 from gateway.core.classify import classify
 from gateway.core.config import Config
-from gateway.core.providers import Provider
 from gateway.core.kinds import Kind
 from gateway.core.ledger import Cooldown
+from gateway.core.providers import Provider
 from gateway.core.subrequests import SUBREQUESTS
 from gateway.responses import json_response
 from gateway.serving.auth import admin_config
@@ -77,11 +77,11 @@ async def _probe(config: Config, candidate: Candidate) -> dict[str, Any]:
     provider, model, key = candidate.provider, candidate.model, candidate.key
     endpoint, fields = _PROBES[provider.kind_of(model)]
     body = json.dumps({"model": model, **fields})
-    outcome = await send_upstream(config, candidate, endpoint, (body, "application/json"), False, rules.PROBE_TIMEOUT_MS)
+    outcome = await send_upstream(
+        config, candidate, endpoint, (body, "application/json"), False, rules.PROBE_TIMEOUT_MS
+    )
     ledger = isolate.current().router.ledger
-    result: dict[str, Any] = {
-        "providerId": provider.id, "name": provider.name, "keyId": key.id if key else None
-    }
+    result: dict[str, Any] = {"providerId": provider.id, "name": provider.name, "keyId": key.id if key else None}
     if isinstance(outcome, Delivered):
         await outcome.handle.text()  # drain the tiny answer
         ledger.record_success(provider.id, key.id if key else None)

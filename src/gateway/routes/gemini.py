@@ -55,7 +55,9 @@ async def _generate(call: Call, stream: bool) -> JsResponse:
     model = call.params["model"]
     chat = gemini.to_chat(await read_object(call, config), model, stream)
     sse = call.request.query_param("alt") == "sse"
-    plan = Plan(chat, stream, gemini.from_chat, lambda model, _: gemini.GeminiStream(model, sse=sse), gemini.render_error)
+    plan = Plan(
+        chat, stream, gemini.from_chat, lambda model, _: gemini.GeminiStream(model, sse=sse), gemini.render_error
+    )
     return await serve(call, config, plan, caller)
 
 
@@ -75,7 +77,9 @@ async def count_tokens(call: Call) -> JsResponse:
     return json_response(gemini.count_tokens(await read_object(call, config), call.params["model"]))
 
 
-async def _embed(call: Call, translate: Callable[[Any, str], dict[str, Any]], render: Callable[[Vectors], Any]) -> JsResponse:
+async def _embed(
+    call: Call, translate: Callable[[Any, str], dict[str, Any]], render: Callable[[Vectors], Any]
+) -> JsResponse:
     config, caller = await _authorized(call)
     body = translate(await read_object(call, config), call.params["model"])
     embedded = await embed(call, config, caller, body)

@@ -11,9 +11,9 @@ from gateway import isolate
 from gateway.call import Call
 from gateway.errors import NotFoundError
 from gateway.responses import iso_utc, json_response
+from gateway.serving import surface
 from gateway.serving.auth import require_api
 from gateway.serving.catalog import caller_catalog
-from gateway.serving import surface
 from gateway.serving.surface import Embedded, Plan, read_object, serve, speaks
 from gateway.shell.http import JsResponse
 from gateway.surfaces import embeddings as surface_embeddings
@@ -72,7 +72,9 @@ async def generate(call: Call) -> JsResponse:
     return await _run(call, "generate")
 
 
-async def _embed(call: Call, translate: Callable[[Any], dict[str, Any]], render: Callable[[Embedded], Any]) -> JsResponse:
+async def _embed(
+    call: Call, translate: Callable[[Any], dict[str, Any]], render: Callable[[Embedded], Any]
+) -> JsResponse:
     config = await isolate.load_config(call.env)
     caller = await require_api(call, config)
     body = translate(await read_object(call, config))
@@ -83,12 +85,16 @@ async def _embed(call: Call, translate: Callable[[Any], dict[str, Any]], render:
 @speaks(ollama.render_error)
 async def embed(call: Call) -> JsResponse:
     return await _embed(
-        call, surface_embeddings.ollama_embed_request, lambda e: surface_embeddings.ollama_embed_answer(e.vectors, e.model)
+        call,
+        surface_embeddings.ollama_embed_request,
+        lambda e: surface_embeddings.ollama_embed_answer(e.vectors, e.model),
     )
 
 
 @speaks(ollama.render_error)
 async def embeddings(call: Call) -> JsResponse:
     return await _embed(
-        call, surface_embeddings.ollama_embeddings_request, lambda e: surface_embeddings.ollama_embeddings_answer(e.vectors)
+        call,
+        surface_embeddings.ollama_embeddings_request,
+        lambda e: surface_embeddings.ollama_embeddings_answer(e.vectors),
     )

@@ -34,9 +34,7 @@ from gateway.wire.headers import HOP, TOKEN_HEADERS
 __all__ = ["admin_config", "require_admin", "require_api"]
 
 # The other way out of a /v1 503 (SPEC §14): named clients are served without the API token.
-_OR_CREATE_A_CLIENT = (
-    ", or create a named client (config page, Clients; POST /api/admin/clients) and use its token"
-)
+_OR_CREATE_A_CLIENT = ", or create a named client (config page, Clients; POST /api/admin/clients) and use its token"
 
 
 def _require_usable(config: Config, token: str | None, variable: str, row: str, *, or_else: str = "") -> None:

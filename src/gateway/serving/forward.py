@@ -42,7 +42,9 @@ async def _served(call: Call, config: Config, served: Served, rescue: Rescuer | 
         if read is not None:
             body, size = read
             tokens = usage_of(tail_bytes(body, size, USAGE_TAIL_BYTES))
-            estimate = 0 if tokens is not None or size > _ESTIMATE_MAX_BYTES else estimate_answer(tail_bytes(body, size, size))
+            estimate = (
+                0 if tokens is not None or size > _ESTIMATE_MAX_BYTES else estimate_answer(tail_bytes(body, size, size))
+            )
             call.visit.report(tokens, estimate)
     return respond(body, answer.status, {"content-type": content_type, **CORS_HEADERS, **routing})
 

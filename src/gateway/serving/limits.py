@@ -129,8 +129,7 @@ class Limits:
     def _ip_limited(self, verdict: Verdict) -> RateLimitedError:
         wait = verdict.retry_after_s(self._now)
         return RateLimitedError(
-            f"This address is limited to {verdict.limit} requests per minute (ip_rpm); try again in "
-            f"{wait} s.",
+            f"This address is limited to {verdict.limit} requests per minute (ip_rpm); try again in {wait} s.",
             headers=self._retry(verdict),
         )
 

@@ -34,7 +34,11 @@ __all__ = ["relay_stream"]
 
 
 def relay_stream(
-    call: Call, config: Config, served: Served, headers: dict[str, str], translator: StreamTranslator | None = None,
+    call: Call,
+    config: Config,
+    served: Served,
+    headers: dict[str, str],
+    translator: StreamTranslator | None = None,
     rescue: Rescuer | None = None,
 ) -> JsResponse:
     """The answer to ``call`` that relays ``served``'s opened stream: translated by ``translator``

@@ -50,7 +50,12 @@ class LoopRescuer:
     may break."""
 
     def __init__(
-        self, config: Config, body: dict[str, Any], caller: Caller, served: Served, input_estimate: int,
+        self,
+        config: Config,
+        body: dict[str, Any],
+        caller: Caller,
+        served: Served,
+        input_estimate: int,
         visit: Visit | None,
     ) -> None:
         self.body = body
@@ -95,7 +100,12 @@ class LoopRescuer:
         cut_key = served.candidate.key
         avoid = frozenset() if cut_key is None else frozenset({cut_key.id})
         result = await run_loop(
-            chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK, avoid_keys=avoid,
+            chain,
+            attempt,
+            settings=config.settings,
+            state=state,
+            clock=isolate.CLOCK,
+            avoid_keys=avoid,
             subrequests=SUBREQUESTS.get(),
         )
         if self._visit is not None:
@@ -110,7 +120,12 @@ class LoopRescuer:
 
 
 def rescuer(
-    call: Call, config: Config, body: dict[str, Any], stream: bool, caller: Caller, served: Served,
+    call: Call,
+    config: Config,
+    body: dict[str, Any],
+    stream: bool,
+    caller: Caller,
+    served: Served,
     input_estimate: int,
 ) -> LoopRescuer | None:
     """A ``LoopRescuer`` for the stream ``served`` answers ``call``'s ``body`` with, or None when

@@ -61,8 +61,7 @@ async def route(
     auto = is_auto(model)
     if model_refused(caller.models, model, auto):
         raise PermissionDeniedError(
-            f"This client may not use the model '{model}'. Ask for one of the models it is allowed, "
-            "or 'auto'.",
+            f"This client may not use the model '{model}'. Ask for one of the models it is allowed, or 'auto'.",
             param="model",
         )
     providers = config.providers_for(caller.models, kind)
@@ -88,7 +87,9 @@ async def route(
     deadline_ms = now_ms + rules.TOTAL_BUDGET_MS
     subrequests = SUBREQUESTS.get()
     if kind is Kind.CHAT and isinstance(body, JsonBody):
-        attempt: Attempt = PinnedUpstream(config, body, stream, caller.hops, call.env.DB, call.ctx, deadline_ms, endpoint)
+        attempt: Attempt = PinnedUpstream(
+            config, body, stream, caller.hops, call.env.DB, call.ctx, deadline_ms, endpoint
+        )
     else:
         attempt = OpenAIUpstream(config, body, stream, caller.hops, endpoint)
     counted = meter.visit(call, config.settings, caller.client.id if caller.client else 0, input_estimate(body))

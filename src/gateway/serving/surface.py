@@ -135,7 +135,12 @@ async def _answer(call: Call, served: Served, plan: Plan, headers: dict[str, str
 
 
 def _stream(
-    call: Call, config: Config, served: Served, plan: Plan, headers: dict[str, str], input_estimate: int,
+    call: Call,
+    config: Config,
+    served: Served,
+    plan: Plan,
+    headers: dict[str, str],
+    input_estimate: int,
     caller: Caller,
 ) -> JsResponse:
     translator = plan.translator(served.candidate.model, input_estimate)
@@ -165,7 +170,9 @@ def refusal_error(result: CallerError) -> RoutingError:
     observed = result.observed
     status = observed.status or 400
     headers = {h.ROUTED_VIA: routed_via(result.candidate), **trail_headers(result.trail)}
-    type_, code = ("invalid_request_error", "invalid_request") if status < 500 else ("provider_error", "upstream_failed")
+    type_, code = (
+        ("invalid_request_error", "invalid_request") if status < 500 else ("provider_error", "upstream_failed")
+    )
     return RoutingError(status, type_, code, upstream_message(observed.body), headers=headers)
 
 
@@ -185,7 +192,9 @@ async def embed(call: Call, config: Config, caller: Caller, body: dict[str, Any]
     status, 502 for an answer that holds no vectors or not one per input, and the honest error
     when nothing served."""
     raw = compact(body).encode()
-    result = await route(call, config, JsonBody(raw, body), body.get("model"), False, caller, EMBEDDINGS, Kind.EMBEDDING)
+    result = await route(
+        call, config, JsonBody(raw, body), body.get("model"), False, caller, EMBEDDINGS, Kind.EMBEDDING
+    )
     if isinstance(result, CallerError):
         raise refusal_error(result)
     if not isinstance(result, Served):

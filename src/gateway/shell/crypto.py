@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import js
 from pyodide.ffi import JsException, to_js
 
-from gateway.core.providers import SealedKey
 from gateway.core.credentials import key_problem
+from gateway.core.providers import SealedKey
 from gateway.errors import CryptoError
 from gateway.shell.http import plain
 
@@ -90,9 +90,7 @@ async def open_sealed(sealed: SealedKey, key_hex: str | None) -> str:
             to_js(ciphertext + tag),
         )
     except JsException as exc:
-        raise CryptoError(
-            "The stored key cannot be decrypted (tampered, or ENCRYPTION_KEY changed)."
-        ) from exc
+        raise CryptoError("The stored key cannot be decrypted (tampered, or ENCRYPTION_KEY changed).") from exc
     try:
         return out.to_bytes().decode()
     except UnicodeDecodeError as exc:

@@ -57,4 +57,3 @@ class RescueStream:
             watchdog.cancel()
             if not ended:  # it may still be sending (after [DONE] too): stop it at its source
                 close(opened)
-

@@ -31,14 +31,23 @@ import js
 from pyodide.ffi import to_js
 
 from gateway.core.attempt import Defect
-from gateway.core.sse import TAIL_BYTES, First, FirstEvent, ended_properly, first_event, stream_error_event
 from gateway.core.counting import Tokens, usage_of
+from gateway.core.sse import TAIL_BYTES, First, FirstEvent, ended_properly, first_event, stream_error_event
 from gateway.shell.http import UpstreamResponse, fulfilled, plain, settled, unawaited
 from gateway.shell.tasks import Later
 
 __all__ = [
-    "CODES", "STALL_CHECKS", "OpenedStream", "Relay", "StallWatch", "StreamEnd", "StreamFailure", "failure_message", "log_failure",
-    "log_rescue", "open_stream",
+    "CODES",
+    "STALL_CHECKS",
+    "OpenedStream",
+    "Relay",
+    "StallWatch",
+    "StreamEnd",
+    "StreamFailure",
+    "failure_message",
+    "log_failure",
+    "log_rescue",
+    "open_stream",
 ]
 
 logger = logging.getLogger("fllmapi")
@@ -50,6 +59,7 @@ STALL_CHECKS = 4
 # One drain read takes up to this many queued bytes at once (BYOB).
 _DRAIN_BYTES = 64 * 1024
 _NOTHING_YET = "nothing yet"
+
 
 # What a relay reports when its stream is over (the usage buckets, SPEC §17): the usage the stream
 # carried, its bytes read, whether it failed, and (a rescuing relay, SPEC §16) whether it broke and
@@ -193,7 +203,11 @@ class Relay:
     """
 
     def __init__(
-        self, opened: OpenedStream, stall_ms: int, label: str, request_id: str | None = None,
+        self,
+        opened: OpenedStream,
+        stall_ms: int,
+        label: str,
+        request_id: str | None = None,
         on_end: StreamEnd | None = None,
     ) -> None:
         self._opened = opened

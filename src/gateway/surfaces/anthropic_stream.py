@@ -187,7 +187,7 @@ class AnthropicStream(DecodedStream):
         """Anthropic's own keep-alive, which its SDKs and Claude Code skip."""
         return b'event: ping\ndata: {"type":"ping"}\n\n'
 
-    def fail(self, message: str, code: str = "stream_interrupted") -> bytes:  # noqa: ARG002 - the pass-through's
+    def fail(self, message: str, code: str = "stream_interrupted") -> bytes:
         if self._done:
             return b""
         self._done = True

@@ -28,8 +28,8 @@ from gateway.surfaces.gemini import canonical
 
 __all__ = [
     "Vectors",
-    "gemini_batch_request",
     "gemini_batch_answer",
+    "gemini_batch_request",
     "gemini_embed_answer",
     "gemini_embed_request",
     "ollama_embed_answer",

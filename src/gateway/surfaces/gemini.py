@@ -75,9 +75,27 @@ GENERATION_FIELDS: dict[str, tuple[str, tuple[type, ...]]] = {
 # Gemini Schema keys kept in the JSON schema (the rest, e.g. propertyOrdering, nullable, example,
 # are Gemini's own).
 SCHEMA_KEYS = frozenset(
-    {"type", "format", "title", "description", "enum", "default", "properties", "required", "items",
-     "anyOf", "minItems", "maxItems", "minLength", "maxLength", "pattern", "minimum", "maximum",
-     "minProperties", "maxProperties"}
+    {
+        "type",
+        "format",
+        "title",
+        "description",
+        "enum",
+        "default",
+        "properties",
+        "required",
+        "items",
+        "anyOf",
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "minProperties",
+        "maxProperties",
+    }
 )
 
 # HTTP status → google.rpc status name; other 4xx → INVALID_ARGUMENT, other 5xx → INTERNAL.
@@ -129,8 +147,18 @@ def _string(value: Any, param: str) -> str:
 
 
 # Values whose keys are the caller's own (schemas, call arguments, results): never renamed.
-_OPAQUE = frozenset({"args", "response", "parameters", "parametersJsonSchema", "responseSchema",
-                     "responseJsonSchema", "metadata", "labels"})
+_OPAQUE = frozenset(
+    {
+        "args",
+        "response",
+        "parameters",
+        "parametersJsonSchema",
+        "responseSchema",
+        "responseJsonSchema",
+        "metadata",
+        "labels",
+    }
+)
 
 
 def _camel(name: str) -> str:
@@ -263,8 +291,11 @@ def _model_turn(parts: list[Any], param: str, calls: _Calls, messages: list[dict
             args = call.get("args")
             arguments = "{}" if args is None else compact(_object(args, f"{where}.functionCall.args"))
             tool_calls.append(
-                {"id": calls.call(name, call.get("id")), "type": "function",
-                 "function": {"name": name, "arguments": arguments}}
+                {
+                    "id": calls.call(name, call.get("id")),
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }
             )
     if not texts and not tool_calls:
         return
@@ -286,8 +317,11 @@ def _user_turn(parts: list[Any], param: str, calls: _Calls, messages: list[dict[
             name = _string(result.get("name"), f"{where}.functionResponse.name")
             response = result.get("response")
             messages.append(
-                {"role": "tool", "tool_call_id": calls.response(name, result.get("id")),
-                 "content": compact(response if response is not None else {})}
+                {
+                    "role": "tool",
+                    "tool_call_id": calls.response(name, result.get("id")),
+                    "content": compact(response if response is not None else {}),
+                }
             )
             # Media a tool returned (Gemini CLI's read_file on an image) go in the turn's user message.
             nested = _items(result.get("parts"), f"{where}.functionResponse.parts")

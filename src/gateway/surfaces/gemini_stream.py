@@ -79,10 +79,7 @@ def function_call_part(call_id: str, name: str, arguments: str) -> str | None:
         return None
     if not isinstance(args, dict):
         return None
-    return (
-        '{"functionCall":{"name":' + _dumps(name) + ',"args":' + _dumps(args)
-        + ',"id":' + _dumps(call_id) + "}}"
-    )
+    return '{"functionCall":{"name":' + _dumps(name) + ',"args":' + _dumps(args) + ',"id":' + _dumps(call_id) + "}}"
 
 
 def _no_constant(name: str) -> Any:
@@ -173,8 +170,12 @@ class GeminiStream(DecodedStream):
             else:
                 parts.append(part)
         body = (
-            ",".join(parts) + ']},"finishReason":"' + _finish_reason(self._reason or "stop", malformed)
-            + '","index":0}],' + _usage(*self._usage) + self._chunk_tail()
+            ",".join(parts)
+            + ']},"finishReason":"'
+            + _finish_reason(self._reason or "stop", malformed)
+            + '","index":0}],'
+            + _usage(*self._usage)
+            + self._chunk_tail()
         )
         out.append(self._chunk(body))
         if not self._sse:
@@ -186,7 +187,7 @@ class GeminiStream(DecodedStream):
         ``data:`` events and stops for good at anything else, an SSE comment included."""
         return b""
 
-    def fail(self, message: str, code: str = "stream_interrupted") -> bytes:  # noqa: ARG002 - the pass-through's
+    def fail(self, message: str, code: str = "stream_interrupted") -> bytes:
         if self._done:
             return b""
         self._done = True
@@ -250,8 +251,10 @@ class GeminiStream(DecodedStream):
     def _chunk_tail(self) -> str:
         if not self._tail:
             response_id = self._decoder.id
-            self._tail = ',"modelVersion":' + _dumps(self._model) + (
-                ',"responseId":' + _dumps(response_id) if response_id else ""
+            self._tail = (
+                ',"modelVersion":'
+                + _dumps(self._model)
+                + (',"responseId":' + _dumps(response_id) if response_id else "")
             )
         return self._tail
 
@@ -259,4 +262,3 @@ class GeminiStream(DecodedStream):
 def _text_part(run: list[str], thought: bool) -> str:
     text = _dumps(run[0] if len(run) == 1 else "".join(run))
     return '{"text":' + text + (',"thought":true}' if thought else "}")
-

@@ -20,8 +20,14 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 __all__ = [
-    "EMBEDDING_METHODS", "GENERATION_METHODS", "anthropic_model", "anthropic_models", "gemini_model", "gemini_models",
-    "openai_model", "openai_models",
+    "EMBEDDING_METHODS",
+    "GENERATION_METHODS",
+    "anthropic_model",
+    "anthropic_models",
+    "gemini_model",
+    "gemini_models",
+    "openai_model",
+    "openai_models",
 ]
 
 # What a Gemini model entry says it supports (``supportedGenerationMethods``).

@@ -187,9 +187,7 @@ def _messages(messages: list[Any]) -> list[dict[str, Any]]:
         role = message.get("role")
         role = role.lower() if isinstance(role, str) else role
         if role not in _ROLES:
-            raise InvalidRequestError(
-                "role must be one of system, user, assistant, tool", param=f"messages[{i}].role"
-            )
+            raise InvalidRequestError("role must be one of system, user, assistant, tool", param=f"messages[{i}].role")
         content = _string(message.get("content"), f"messages[{i}].content")
         if role == "tool":
             out.append(_tool_result(message, content, pending, i))

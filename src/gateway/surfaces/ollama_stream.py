@@ -97,7 +97,7 @@ class OllamaStream(DecodedStream):
             + (',"eval_duration":0}\n' if self._chat else ',"eval_duration":0,"context":[]}\n')
         ).encode()
 
-    def fail(self, message: str, code: str = "stream_interrupted") -> bytes:  # noqa: ARG002 - the pass-through's
+    def fail(self, message: str, code: str = "stream_interrupted") -> bytes:
         if self._closed:
             return b""
         self._closed = True

@@ -49,8 +49,8 @@ from gateway.surfaces.responses_stream import (
 __all__ = [
     "DEFAULT_NAMESPACE",
     "ROLES",
-    "ResponsesStream",
     "TOOL_CHOICES",
+    "ResponsesStream",
     "flat_name",
     "from_chat",
     "render_error",

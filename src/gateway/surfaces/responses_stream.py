@@ -196,9 +196,7 @@ class ResponsesStream(DecodedStream):
 
     media_type = "text/event-stream"
 
-    def __init__(
-        self, model: str, created_at: int = 0, names: Mapping[str, tuple[str, str]] | None = None
-    ) -> None:
+    def __init__(self, model: str, created_at: int = 0, names: Mapping[str, tuple[str, str]] | None = None) -> None:
         self._model = model
         self._created_at = created_at
         self._names: Mapping[str, tuple[str, str]] = names or {}
@@ -264,7 +262,7 @@ class ResponsesStream(DecodedStream):
         self._emit(out, "response.completed", '"response":' + compact(response))
         return "".join(out).encode()
 
-    def fail(self, message: str, code: str = "stream_interrupted") -> bytes:  # noqa: ARG002 - the pass-through's
+    def fail(self, message: str, code: str = "stream_interrupted") -> bytes:
         if self._over:
             return b""
         out: list[str] = []
@@ -274,9 +272,7 @@ class ResponsesStream(DecodedStream):
     # -- events ---------------------------------------------------------------------------
 
     def _emit(self, out: list[str], event_type: str, fields: str) -> None:
-        out.append(
-            f'event: {event_type}\ndata: {{"type":"{event_type}",{fields},"sequence_number":{self._seq}}}\n\n'
-        )
+        out.append(f'event: {event_type}\ndata: {{"type":"{event_type}",{fields},"sequence_number":{self._seq}}}\n\n')
         self._seq += 1
 
     def _response(self, status: str, **extra: Any) -> dict[str, Any]:

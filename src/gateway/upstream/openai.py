@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
 from gateway.core.classify import scrub
 from gateway.core.config import Config
-from gateway.core.providers import Provider, ProviderKey
 from gateway.core.hop import Hops, forward_value
 from gateway.core.pinning import with_provider_member
+from gateway.core.providers import Provider, ProviderKey
 from gateway.core.sse import First
 from gateway.errors import CryptoError
 from gateway.shell import crypto, http
@@ -107,8 +107,13 @@ def _elapsed_ms(start: float) -> int:
 
 
 async def send_upstream(
-    config: Config, candidate: Candidate, endpoint: Endpoint, payload: tuple[Any, str | None], stream: bool,
-    timeout_ms: int, hops: Hops = Hops(),
+    config: Config,
+    candidate: Candidate,
+    endpoint: Endpoint,
+    payload: tuple[Any, str | None],
+    stream: bool,
+    timeout_ms: int,
+    hops: Hops = Hops(),
 ) -> Outcome:
     """One request to ``endpoint`` with ``payload`` (body, content type) for a caller's request
     that came through ``hops`` (none: the caller is a client, or a probe); see the module doc for

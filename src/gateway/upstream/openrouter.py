@@ -37,8 +37,8 @@ from gateway import isolate
 from gateway.core import rules
 from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
 from gateway.core.config import Config
-from gateway.core.hop import Hops
 from gateway.core.endpoint_scores import Ranked, rank_endpoints
+from gateway.core.hop import Hops
 from gateway.core.pinning import (
     Pin,
     is_openrouter,
@@ -124,7 +124,14 @@ class PinnedUpstream:
     budget."""
 
     def __init__(
-        self, config: Config, body: JsonBody, stream: bool, hops: Hops, db: Any, ctx: Any, deadline_ms: int,
+        self,
+        config: Config,
+        body: JsonBody,
+        stream: bool,
+        hops: Hops,
+        db: Any,
+        ctx: Any,
+        deadline_ms: int,
         endpoint: Endpoint = CHAT,
     ) -> None:
         self._plain = OpenAIUpstream(config, body, stream, hops, endpoint)
@@ -182,9 +189,7 @@ class PinnedUpstream:
         pin = before
         # The scoring fetch and the request's own must both fit.
         if not pin.candidates and not book.scoring_failed(model, now_ms) and self._subrequests.room(2):
-            ranked = await fetch_ranked(
-                self._origin, model, now_ms, min(rules.OPENROUTER_SCORE_TIMEOUT_MS, timeout_ms)
-            )
+            ranked = await fetch_ranked(self._origin, model, now_ms, min(rules.OPENROUTER_SCORE_TIMEOUT_MS, timeout_ms))
             if not ranked:
                 book.note_scoring_failed(model, now_ms)
             now_ms = isolate.now_ms()

@@ -13,9 +13,9 @@ from gateway.core.kinds import KIND_NAMES, Kind
 
 __all__ = [
     "MAX_ID",
+    "MAX_KEYS",
     "ClientCreate",
     "ClientUpdate",
-    "MAX_KEYS",
     "KeyCreate",
     "KeyUpdate",
     "ModelsFetchByProvider",
@@ -38,8 +38,7 @@ def _base_url(value: str) -> str:
     # A password in the URL would be shown wherever the URL is (listing, page); keys are sealed.
     if "@" in urlsplit(value).netloc:
         raise ValueError(
-            "must not contain a user name or password (user:pass@host); put the credential in the "
-            "api_key field"
+            "must not contain a user name or password (user:pass@host); put the credential in the api_key field"
         )
     return value
 

@@ -28,8 +28,9 @@ CLAUDE = {"claude-*haiku*": "llama-3.1-8b-instant", "claude-*": "auto"}
         pytest.param(CLAUDE, "gpt-4o", None, id="no-match"),
         pytest.param(CLAUDE, "my-claude-sonnet", None, id="whole-name-not-substring"),
         pytest.param(CLAUDE, "claude", None, id="prefix-needs-its-dash"),
-        pytest.param({"claude-*": "auto", "claude-*haiku*": "small"}, "claude-3-5-haiku", "auto",
-                     id="object-order-decides"),
+        pytest.param(
+            {"claude-*": "auto", "claude-*haiku*": "small"}, "claude-3-5-haiku", "auto", id="object-order-decides"
+        ),
         pytest.param({"gpt-4o": "llama"}, "gpt-4o", "llama", id="exact-pattern"),
         pytest.param({"gpt-4o": "llama"}, "gpt-4o-mini", None, id="exact-pattern-is-whole-name"),
         pytest.param({"*": "llama"}, "anything/at:all", "llama", id="star-alone-matches-any-name"),

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from support.factories import T0, candidate, provider
 from gateway.core import rules
 from gateway.core.attempt import Observed
 from gateway.core.chain import build_chain
 from gateway.core.classify import classify
 from gateway.core.state import RouterState
+from support.factories import T0, candidate, provider
 
 S = rules.SECOND_MS
 CEILING = rules.DEFAULT_COOLDOWN_CEILING_MS

@@ -7,11 +7,11 @@ from email.utils import formatdate
 
 import pytest
 
-from support.factories import T0
 from gateway.core import rules
 from gateway.core.attempt import Defect, Observed
 from gateway.core.classify import FailureKind, classify, redact, scrub
 from gateway.core.delay import ms_until_utc_midnight, parse_duration_ms, stated_delay_ms
+from support.factories import T0
 
 K = FailureKind
 S, M, H = rules.SECOND_MS, rules.MINUTE_MS, rules.HOUR_MS
@@ -20,8 +20,7 @@ UNTIL_MIDNIGHT = ms_until_utc_midnight(T0)
 
 
 def http(status: int, body: str = "", **headers: str) -> Observed:
-    return Observed(status=status, headers={k.replace("_", "-"): v for k, v in headers.items()},
-                    body=body)
+    return Observed(status=status, headers={k.replace("_", "-"): v for k, v in headers.items()}, body=body)
 
 
 def err(message: str, **extra: object) -> str:
@@ -154,9 +153,7 @@ ROWS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("observed", "kind", "scope", "source", "cooldown_ms", "ladder", "retry_after_ms"), ROWS
-)
+@pytest.mark.parametrize(("observed", "kind", "scope", "source", "cooldown_ms", "ladder", "retry_after_ms"), ROWS)
 def test_classify(observed, kind, scope, source, cooldown_ms, ladder, retry_after_ms):
     failure = classify(observed, T0)
 

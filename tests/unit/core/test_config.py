@@ -19,11 +19,17 @@ CEILING = "routing_cooldown_ceiling_ms"
         pytest.param({}, {"COOLDOWN_CEILING_MS": "120000"}, 120_000, "env", id="env"),
         pytest.param({CEILING: "180000"}, {"COOLDOWN_CEILING_MS": "120000"}, 180_000, "d1", id="d1-over-env"),
         pytest.param({CEILING: "soon"}, {"COOLDOWN_CEILING_MS": "120000"}, 120_000, "env", id="invalid-d1-skipped"),
-        pytest.param({CEILING: "1.5"}, {"COOLDOWN_CEILING_MS": "x"}, rules.DEFAULT_COOLDOWN_CEILING_MS, "default",
-                     id="both-invalid"),
+        pytest.param(
+            {CEILING: "1.5"},
+            {"COOLDOWN_CEILING_MS": "x"},
+            rules.DEFAULT_COOLDOWN_CEILING_MS,
+            "default",
+            id="both-invalid",
+        ),
         pytest.param({CEILING: "5"}, {}, rules.COOLDOWN_CEILING_MIN_MS, "d1", id="clamped-up"),
-        pytest.param({}, {"COOLDOWN_CEILING_MS": "999999999999"}, rules.COOLDOWN_CEILING_MAX_MS, "env",
-                     id="clamped-down"),
+        pytest.param(
+            {}, {"COOLDOWN_CEILING_MS": "999999999999"}, rules.COOLDOWN_CEILING_MAX_MS, "env", id="clamped-down"
+        ),
     ],
 )
 def test_setting_precedence(rows, env, value, source):
@@ -188,7 +194,9 @@ def test_token_rows_win_over_env_secrets():
 
 
 def test_providers_in_priority_order_ties_by_id():
-    config = build_config([provider(3, priority=10), provider(1, priority=20), provider(2, priority=10, enabled=False)], {}, {}, 0)
+    config = build_config(
+        [provider(3, priority=10), provider(1, priority=20), provider(2, priority=10, enabled=False)], {}, {}, 0
+    )
 
     assert [p.id for p in config.providers] == [2, 3, 1]
     assert [p.id for p in config.enabled_providers] == [3, 1]
@@ -283,12 +291,19 @@ ALIASES = "model_aliases"
     [
         pytest.param({}, {}, {}, "default", id="default-empty"),
         pytest.param({}, {"MODEL_ALIASES": '{"claude-*": "auto"}'}, {"claude-*": "auto"}, "env", id="env"),
-        pytest.param({ALIASES: '{"claude-*":"small"}'}, {"MODEL_ALIASES": '{"claude-*": "auto"}'},
-                     {"claude-*": "small"}, "d1", id="d1-over-env"),
-        pytest.param({ALIASES: "{}"}, {"MODEL_ALIASES": '{"claude-*": "auto"}'}, {}, "d1",
-                     id="empty-d1-table-turns-env-off"),
-        pytest.param({ALIASES: "not json"}, {"MODEL_ALIASES": '{"a": "b"}'}, {"a": "b"}, "env",
-                     id="invalid-d1-skipped"),
+        pytest.param(
+            {ALIASES: '{"claude-*":"small"}'},
+            {"MODEL_ALIASES": '{"claude-*": "auto"}'},
+            {"claude-*": "small"},
+            "d1",
+            id="d1-over-env",
+        ),
+        pytest.param(
+            {ALIASES: "{}"}, {"MODEL_ALIASES": '{"claude-*": "auto"}'}, {}, "d1", id="empty-d1-table-turns-env-off"
+        ),
+        pytest.param(
+            {ALIASES: "not json"}, {"MODEL_ALIASES": '{"a": "b"}'}, {"a": "b"}, "env", id="invalid-d1-skipped"
+        ),
         pytest.param({}, {"MODEL_ALIASES": '["claude-*"]'}, {}, "default", id="env-not-an-object"),
         pytest.param({}, {"MODEL_ALIASES": '{"claude-*": 1}'}, {}, "default", id="env-target-not-a-string"),
         pytest.param({}, {"MODEL_ALIASES": "[" * 100_000}, {}, "default", id="env-too-deep"),

@@ -136,10 +136,16 @@ def test_each_front_door_is_its_own_surface(path, surface):
     ("data", "tokens"),
     [
         (b'{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}', Tokens(12, 3)),
-        (b'{"usage":{"prompt_tokens":9,"prompt_tokens_details":{"cached_tokens":6},"completion_tokens":1}}', Tokens(9, 1, 6)),
+        (
+            b'{"usage":{"prompt_tokens":9,"prompt_tokens_details":{"cached_tokens":6},"completion_tokens":1}}',
+            Tokens(9, 1, 6),
+        ),
         (b'{"object":"list","data":[],"usage":{"prompt_tokens":4,"total_tokens":4}}', Tokens(4, 0)),  # embeddings
-        (b'data: {"usage":{"prompt_tokens":1,"completion_tokens":1}}\n\ndata: {"choices":[],"usage":null}\n\ndata: [DONE]\n\n',
-         Tokens(1, 1)),  # a null usage is passed over
+        (
+            b'data: {"usage":{"prompt_tokens":1,"completion_tokens":1}}\n\n'
+            b'data: {"choices":[],"usage":null}\n\ndata: [DONE]\n\n',
+            Tokens(1, 1),
+        ),  # a null usage is passed over
         (b'data: {"x_groq":{"usage":{"prompt_tokens":5,"completion_tokens":2}}}\n\ndata: [DONE]\n\n', Tokens(5, 2)),
         (b'data: {"choices":[{"delta":{"content":"the word \\"usage\\": {"}}]}\n\ndata: [DONE]\n\n', None),
         (b'tokens":3}}\n\ndata: [DONE]\n\n', None),  # cut off by the tail's start
@@ -166,7 +172,6 @@ def test_a_stream_without_usage_is_estimated_at_one_token_per_event():
 )
 def test_an_answer_without_usage_is_estimated_by_its_text_not_its_envelope(data, tokens):
     assert estimate_answer(data) == tokens
-
 
 
 def test_an_answer_the_gateway_could_not_use_is_not_a_success():

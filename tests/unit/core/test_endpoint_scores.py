@@ -22,16 +22,16 @@ def at(hours: int, minutes: int = 0) -> int:
     return T0 + (hours * 60 + minutes) * MINUTE
 
 
-def endpoint(tag="a", *, prompt=1e-6, completion=2e-6, cache_read=1e-7, caching=False, p50=50.0,
-             status=0, uptime=99.0, **extra):
+def endpoint(
+    tag="a", *, prompt=1e-6, completion=2e-6, cache_read=1e-7, caching=False, p50=50.0, status=0, uptime=99.0, **extra
+):
     ep = {
         "tag": tag,
         "provider_name": tag.upper(),
         "status": status,
         "uptime_last_30m": uptime,
         "supports_implicit_caching": caching,
-        "pricing": {"prompt": str(prompt), "completion": str(completion),
-                    "input_cache_read": str(cache_read)},
+        "pricing": {"prompt": str(prompt), "completion": str(completion), "input_cache_read": str(cache_read)},
         "throughput_last_30m": None if p50 is None else {"p50": p50, "p75": p50 * 2},
     }
     ep.update(extra)
@@ -54,10 +54,13 @@ def slugs(*endpoints, now=T0):
 
 
 def test_the_score_is_throughput_over_weighted_price():
-    result = {r.slug: r for r in ranked(
-        endpoint("plain", prompt=1e-6, completion=3e-6, p50=40),
-        endpoint("cached", prompt=2e-6, completion=4e-6, cache_read=2e-7, caching=True, p50=30),
-    )}
+    result = {
+        r.slug: r
+        for r in ranked(
+            endpoint("plain", prompt=1e-6, completion=3e-6, p50=40),
+            endpoint("cached", prompt=2e-6, completion=4e-6, cache_read=2e-7, caching=True, p50=30),
+        )
+    }
     plain, cached = result["plain"], result["cached"]
 
     assert plain.score == pytest.approx(40 / (INPUT_WEIGHT * 1e-6 + OUTPUT_WEIGHT * 3e-6 + EPS))
@@ -129,16 +132,24 @@ def test_an_endpoint_without_uptime_counts_and_the_threshold_is_inclusive():
     del absent["uptime_last_30m"]
 
     assert sorted(slugs(absent, endpoint("null", uptime=None), endpoint("edge", uptime=90))) == [
-        "absent", "edge", "null"
+        "absent",
+        "edge",
+        "null",
     ]
 
 
 def test_a_missing_throughput_takes_the_median_of_the_others():
-    result = {r.slug: r for r in ranked(
-        endpoint("p10", p50=10), endpoint("p30", p50=30), endpoint("p80", p50=80),
-        endpoint("none", p50=None), endpoint("zero", p50=0),
-        endpoint("junk", throughput_last_30m={"p50": "fast"}),
-    )}
+    result = {
+        r.slug: r
+        for r in ranked(
+            endpoint("p10", p50=10),
+            endpoint("p30", p50=30),
+            endpoint("p80", p50=80),
+            endpoint("none", p50=None),
+            endpoint("zero", p50=0),
+            endpoint("junk", throughput_last_30m={"p50": "fast"}),
+        )
+    }
 
     assert result["none"].throughput is None
     assert result["none"].score == pytest.approx(result["p30"].score)  # median of 10, 30, 80
@@ -146,26 +157,23 @@ def test_a_missing_throughput_takes_the_median_of_the_others():
 
 
 def test_an_even_count_takes_the_mean_of_the_middle_two():
-    result = {r.slug: r for r in ranked(
-        endpoint("p10", p50=10), endpoint("p30", p50=30), endpoint("none", p50=None)
-    )}
+    result = {r.slug: r for r in ranked(endpoint("p10", p50=10), endpoint("p30", p50=30), endpoint("none", p50=None))}
 
     assert result["none"].score == pytest.approx(result["p10"].score * 2)
 
 
 def test_without_any_throughput_price_alone_decides():
-    result = ranked(
-        endpoint("dear", completion=4e-6, p50=None), endpoint("cheap", completion=1e-6, p50=None)
-    )
+    result = ranked(endpoint("dear", completion=4e-6, p50=None), endpoint("cheap", completion=1e-6, p50=None))
 
     assert [r.slug for r in result] == ["cheap", "dear"]
     assert result[0].score == pytest.approx(1 / (0.4 * 1e-6 + 0.6 * 1e-6 + EPS))
 
 
 def test_an_unhealthy_endpoints_throughput_is_not_in_the_median():
-    result = {r.slug: r for r in ranked(
-        endpoint("p10", p50=10), endpoint("down", status=-2, p50=1000), endpoint("none", p50=None)
-    )}
+    result = {
+        r.slug: r
+        for r in ranked(endpoint("p10", p50=10), endpoint("down", status=-2, p50=1000), endpoint("none", p50=None))
+    }
 
     assert result["none"].score == pytest.approx(result["p10"].score)
 
@@ -173,8 +181,7 @@ def test_an_unhealthy_endpoints_throughput_is_not_in_the_median():
 # --- Time-of-day prices ---
 
 OFF_PEAK = {"utc_start": 60, "utc_end": 120, "prompt": "0.0000005", "completion": "0.000001"}
-NIGHT = {"utc_start": 23 * 60, "utc_end": 60, "prompt": "0", "completion": "0",
-         "input_cache_read": "0"}
+NIGHT = {"utc_start": 23 * 60, "utc_end": 60, "prompt": "0", "completion": "0", "input_cache_read": "0"}
 BASE = {"prompt": "0.000002", "completion": "0.000004", "input_cache_read": "0.0000002"}
 
 
@@ -259,7 +266,13 @@ def test_equal_scores_are_ordered_by_slug():
 @pytest.mark.parametrize(
     "body",
     [
-        None, [], "x", {}, {"data": None}, {"data": []}, {"data": {"endpoints": None}},
+        None,
+        [],
+        "x",
+        {},
+        {"data": None},
+        {"data": []},
+        {"data": {"endpoints": None}},
         {"data": {"endpoints": {"tag": "a", "status": 0}}},
         {"data": {"endpoints": [None, 1, "a", [], {"status": 0}, {"tag": 5, "status": 0}]}},
     ],
@@ -285,7 +298,13 @@ def test_ranked_survives_a_json_round_trip():
 
 def test_ranked_json_has_the_admin_keys():
     assert set(ranked(endpoint("a"))[0].as_json()) == {
-        "slug", "score", "prompt", "completion", "input_cache_read", "caching", "throughput"
+        "slug",
+        "score",
+        "prompt",
+        "completion",
+        "input_cache_read",
+        "caching",
+        "throughput",
     }
 
 
@@ -295,11 +314,20 @@ GOOD = Ranked("a", 3.0, 1e-6, 2e-6, 1e-7, True, 40.0).as_json()
 @pytest.mark.parametrize(
     "obj",
     [
-        None, "a", [GOOD],
-        {**GOOD, "slug": ""}, {**GOOD, "slug": 1}, {k: v for k, v in GOOD.items() if k != "slug"},
-        {**GOOD, "score": None}, {**GOOD, "score": "fast"}, {**GOOD, "score": True},
-        {**GOOD, "prompt": -1}, {k: v for k, v in GOOD.items() if k != "completion"},
-        {**GOOD, "caching": "yes"}, {**GOOD, "throughput": 0}, {**GOOD, "throughput": "x"},
+        None,
+        "a",
+        [GOOD],
+        {**GOOD, "slug": ""},
+        {**GOOD, "slug": 1},
+        {k: v for k, v in GOOD.items() if k != "slug"},
+        {**GOOD, "score": None},
+        {**GOOD, "score": "fast"},
+        {**GOOD, "score": True},
+        {**GOOD, "prompt": -1},
+        {k: v for k, v in GOOD.items() if k != "completion"},
+        {**GOOD, "caching": "yes"},
+        {**GOOD, "throughput": 0},
+        {**GOOD, "throughput": "x"},
     ],
     ids=repr,
 )

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from support.factories import provider
 from gateway.core.config import ConfigCache, build_config
-from gateway.core.providers import ProviderKey, SealedKey
 from gateway.core.keyring import KeyMemo
+from gateway.core.providers import ProviderKey, SealedKey
+from support.factories import provider
 
 KEY_HEX = "00" * 32
 

@@ -37,7 +37,10 @@ def test_kinds_are_inferred_from_the_id(model, kind):
 
 
 def test_a_declared_kind_wins_over_the_inferred_one():
-    p = provider(models=("house-vectors", "text-embedding-3-small"), kinds=(("text-embedding-3-small", Kind.CHAT), ("house-vectors", Kind.EMBEDDING)))
+    p = provider(
+        models=("house-vectors", "text-embedding-3-small"),
+        kinds=(("text-embedding-3-small", Kind.CHAT), ("house-vectors", Kind.EMBEDDING)),
+    )
 
     assert [p.kind_of(m) for m in p.models] == [Kind.EMBEDDING, Kind.CHAT]
 
@@ -47,7 +50,9 @@ def test_only_embeddings_keep_one_model():
 
 
 def test_routing_views_hold_only_models_of_their_kind():
-    config = build_config([provider(1, models=("chat-a", "text-embedding-3-small", "whisper-1", "tts-1"))], {}, {}, now_ms=0)
+    config = build_config(
+        [provider(1, models=("chat-a", "text-embedding-3-small", "whisper-1", "tts-1"))], {}, {}, now_ms=0
+    )
 
     views = {kind: config.providers_for(None, kind)[0].models for kind in Kind}
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from support.factories import T0, candidate, provider
 from gateway.core import rules
 from gateway.core.attempt import Candidate, Observed
 from gateway.core.classify import Failure, FailureKind, classify
 from gateway.core.ledger import Ledger
 from gateway.wire.cooldowns import cooldown_json
+from support.factories import T0, candidate, provider
 
 S, M, H = rules.SECOND_MS, rules.MINUTE_MS, rules.HOUR_MS
 DAY = rules.DAY_MS

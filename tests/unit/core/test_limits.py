@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from gateway.core import rules
-from gateway.core.settings import resolve_settings
 from gateway.core.limits import (
     UNKNOWN_IP,
     LimitMemory,
@@ -17,6 +16,7 @@ from gateway.core.limits import (
     ip_key,
     window_start,
 )
+from gateway.core.settings import resolve_settings
 
 MINUTE = rules.RATE_WINDOW_MS
 T0 = 1_800_000_000_000  # a window start: a multiple of a minute

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from support.factories import T0, FakeClock, candidate, provider
 from gateway.core import rules
 from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
 from gateway.core.chain import build_chain
 from gateway.core.classify import classify
-from gateway.core.providers import Provider
-from gateway.core.settings import Settings
 from gateway.core.loop import run_loop
 from gateway.core.outcome import CallerError, Exhausted, LoopResult, Served, format_eta
+from gateway.core.providers import Provider
+from gateway.core.settings import Settings
 from gateway.core.state import RouterState
 from gateway.core.subrequests import Subrequests
+from support.factories import T0, FakeClock, candidate, provider
 
 S, M, H = rules.SECOND_MS, rules.MINUTE_MS, rules.HOUR_MS
 CEILING = rules.DEFAULT_COOLDOWN_CEILING_MS
@@ -36,9 +36,7 @@ def http(status: int, body: str = "", latency_ms: int = 100, **headers: str) -> 
 
 
 NETWORK = Observed(defect=Defect.NETWORK)
-KEY_UNREADABLE = Observed(
-    defect=Defect.KEY_UNREADABLE, detail="the key of provider 'p1' cannot be decrypted"
-)
+KEY_UNREADABLE = Observed(defect=Defect.KEY_UNREADABLE, detail="the key of provider 'p1' cannot be decrypted")
 CONTEXT = http(400, '{"error":{"code":"context_length_exceeded","message":"too long"}}')
 
 
@@ -88,9 +86,7 @@ def run(
     clock = FakeClock(now)
     upstream = Upstream(clock, script)
     chain = build_chain(providers, model, state, clock.now)
-    result = asyncio.run(
-        run_loop(chain, upstream, settings=settings, state=state, clock=clock.clock)
-    )
+    result = asyncio.run(run_loop(chain, upstream, settings=settings, state=state, clock=clock.clock))
     return Run(result, upstream, state, clock)
 
 
@@ -480,8 +476,13 @@ class KeyedUpstream(Upstream):
 
 
 def keyed_run(
-    providers: list[Provider], script: dict[Any, list[Any]], model: str | None = None, *,
-    state: RouterState | None = None, now: int = T0, settings: Settings = DEFAULTS,
+    providers: list[Provider],
+    script: dict[Any, list[Any]],
+    model: str | None = None,
+    *,
+    state: RouterState | None = None,
+    now: int = T0,
+    settings: Settings = DEFAULTS,
     avoid_keys: frozenset[int] = frozenset(),
 ) -> tuple[LoopResult, KeyedUpstream, RouterState, FakeClock]:
     state = state or RouterState()
@@ -536,7 +537,7 @@ def test_a_platform_fault_cools_the_provider_and_moves_on_without_trying_other_k
 def test_every_key_failing_moves_on_and_names_each_try():
     providers = [provider(1, keys=rules.MAX_KEY_TRIES), provider(2)]
 
-    result, upstream, state, clock = keyed_run(providers, {1: [http(429)], 2: [ok()]})
+    result, _upstream, state, clock = keyed_run(providers, {1: [http(429)], 2: [ok()]})
 
     assert isinstance(result, Served) and result.candidate.provider.id == 2
     assert trail_labels(result) == ["p1#101/m: rate_limited", "p1#102/m: rate_limited",
@@ -557,7 +558,7 @@ def test_keys_take_turns_across_requests_and_a_cooling_key_is_skipped():
     served = []
     script: dict[Any, list[Any]] = {102: [http(429)], 1: [ok()]}
     for _ in range(4):
-        result, upstream, *_ = keyed_run(providers, script, state=state)
+        _result, upstream, *_ = keyed_run(providers, script, state=state)
         served.append(upstream.keys)
 
     # 101; 102 (429, cools) then 103; then 101, 103 (102 cools).
@@ -607,7 +608,7 @@ def test_same_model_retry_after_the_keys_keeps_the_last_key():
     script: dict[Any, list[Any]] = {101: [http(429, retry_after="1")], 102: [http(429, retry_after="1"), ok()],
                                     2: [ok()]}  # fmt: skip
 
-    result, upstream, state, clock = keyed_run(providers, script, "m")
+    result, upstream, _state, clock = keyed_run(providers, script, "m")
 
     assert isinstance(result, Served) and result.candidate.provider.id == 1
     assert upstream.keys == [101, 102, 102]
@@ -738,8 +739,13 @@ PER_STEP = rules.MAX_KEY_TRIES + 1
 
 
 def counted_run(
-    providers: list[Provider], script: dict[Any, list[Any]], model: str | None, counter: Subrequests | None, *,
-    state: RouterState | None = None, now: int = T0,
+    providers: list[Provider],
+    script: dict[Any, list[Any]],
+    model: str | None,
+    counter: Subrequests | None,
+    *,
+    state: RouterState | None = None,
+    now: int = T0,
 ) -> tuple[LoopResult, CountedUpstream, RouterState]:
     state = state or RouterState()
     clock = FakeClock(now)

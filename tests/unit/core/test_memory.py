@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from support.factories import provider
 from gateway.core import rules
 from gateway.core.memory import Memory
+from support.factories import provider
 
 A = rules.EMA_ALPHA
 MODELS = ("a", "b", "c", "d")

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from gateway.core import rules
-from gateway.core.pinbook import PinBook, merge_pin
 from gateway.core.endpoint_scores import Ranked
+from gateway.core.pinbook import PinBook, merge_pin
 from gateway.core.pinning import Pin, provider_field, with_provider_member
 
 T0 = 1_800_000_000_000

@@ -100,9 +100,7 @@ def test_a_refresh_never_moves_the_lock(new):
 
     refreshed = pin_refreshed(pin, new, T0 + 3 * rules.HOUR_MS)
 
-    assert (refreshed.lock_slug, refreshed.lock_until_ms, refreshed.failures) == (
-        "a", T0 + IDLE, 1
-    )
+    assert (refreshed.lock_slug, refreshed.lock_until_ms, refreshed.failures) == ("a", T0 + IDLE, 1)
     assert refreshed.candidates == (new or AB)
     assert refreshed.refreshed_at_ms == (T0 + 3 * rules.HOUR_MS if new else T0)
 
@@ -200,8 +198,14 @@ def test_with_every_slug_cooled_the_lock_is_cleared_until_one_comes_back():
 
 def test_a_fault_move_drops_expired_cooldowns():
     pin = locked_pin(T0 + 2 * COOLDOWN)
-    pin = Pin(pin.model, pin.candidates, pin.refreshed_at_ms, pin.lock_slug, pin.lock_until_ms,
-              cooled={"old": T0, "b": T0 + 3 * COOLDOWN})
+    pin = Pin(
+        pin.model,
+        pin.candidates,
+        pin.refreshed_at_ms,
+        pin.lock_slug,
+        pin.lock_until_ms,
+        cooled={"old": T0, "b": T0 + 3 * COOLDOWN},
+    )
     for _ in range(rules.OPENROUTER_FAULTS_TO_MOVE):
         pin = pin_after_fault(pin, "a", T0 + 2 * COOLDOWN, IDLE)
 

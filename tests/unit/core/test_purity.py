@@ -79,8 +79,7 @@ def test_public_modules_declare_a_complete_all(path):
     defined = {
         node.name
         for node in tree.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        and not node.name.startswith("_")
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_")
     }
 
     exported = getattr(module, "__all__", None)

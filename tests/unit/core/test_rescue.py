@@ -80,9 +80,7 @@ def test_openrouters_error_finish_is_a_cut_not_an_end():
         pytest.param(False, BODY, {}, Fault.CUT, Refusal.OFF, id="off"),
         pytest.param(True, {**BODY, "stream": False}, {}, Fault.CUT, Refusal.NOT_STREAMED, id="not-streamed"),
         pytest.param(True, {**BODY, "n": 2}, {}, Fault.CUT, Refusal.SEVERAL_CHOICES, id="several-choices"),
-        pytest.param(
-            True, {**BODY, "tool_choice": "required"}, {}, Fault.CUT, Refusal.FORCED_TOOL, id="tool-required"
-        ),
+        pytest.param(True, {**BODY, "tool_choice": "required"}, {}, Fault.CUT, Refusal.FORCED_TOOL, id="tool-required"),
         # Mistral's spelling of "required": the same forced tool call.
         pytest.param(True, {**BODY, "tool_choice": "any"}, {}, Fault.CUT, Refusal.FORCED_TOOL, id="tool-any"),
         pytest.param(
@@ -102,10 +100,20 @@ def test_openrouters_error_finish_is_a_cut_not_an_end():
             id="allowed-tools-required",
         ),
         pytest.param(
-            True, {**BODY, "function_call": {"name": "search"}}, {}, Fault.CUT, Refusal.FORCED_TOOL, id="legacy-function"
+            True,
+            {**BODY, "function_call": {"name": "search"}},
+            {},
+            Fault.CUT,
+            Refusal.FORCED_TOOL,
+            id="legacy-function",
         ),
         pytest.param(
-            True, {**BODY, "response_format": {"type": "json_object"}}, {}, Fault.CUT, Refusal.STRUCTURED, id="json-object"
+            True,
+            {**BODY, "response_format": {"type": "json_object"}},
+            {},
+            Fault.CUT,
+            Refusal.STRUCTURED,
+            id="json-object",
         ),
         pytest.param(
             True,
@@ -117,7 +125,12 @@ def test_openrouters_error_finish_is_a_cut_not_an_end():
         ),
         pytest.param(True, BODY, {"finish_reason": "length"}, Fault.TRUNCATED, Refusal.LENGTH, id="length-stop"),
         pytest.param(
-            True, BODY, {"finish_reason": "content_filter"}, Fault.TRUNCATED, Refusal.CONTENT_FILTER, id="content-filter"
+            True,
+            BODY,
+            {"finish_reason": "content_filter"},
+            Fault.TRUNCATED,
+            Refusal.CONTENT_FILTER,
+            id="content-filter",
         ),
         pytest.param(True, BODY, {"finish_reason": "stop"}, Fault.STALLED, Refusal.FINISHED, id="stop-then-stall"),
         pytest.param(True, BODY, {"tool_call": True}, Fault.CUT, Refusal.TOOL_CALL, id="tool-call-started"),
@@ -186,7 +199,7 @@ def test_prefill_platforms_get_a_flagged_trailing_assistant_message(platform, ba
     assert plan.body["messages"][:-1] == original["messages"]
     assert plan.body["messages"][-1] == {"role": "assistant", "content": PARTIAL, method.value: True}
     assert {**plan.body, "messages": None} == {**original, "messages": None}
-    assert BODY == original
+    assert original == BODY
 
 
 @pytest.mark.parametrize(
@@ -211,7 +224,7 @@ def test_other_platforms_are_asked_to_continue(platform, base_url):
     assert assistant == {"role": "assistant", "content": PARTIAL}
     assert user["role"] == "user"
     assert '"…of years, and the water slowly"' in user["content"]
-    assert BODY == original
+    assert original == BODY
 
 
 @pytest.mark.parametrize("platform", ["groq", "deepseek", "mistral"])
@@ -278,14 +291,26 @@ def test_the_quote_is_bounded_for_text_without_spaces():
         pytest.param(True, {**BODY, "n": 3}, Refusal.SEVERAL_CHOICES, id="several-choices"),
         pytest.param(True, {**BODY, "tool_choice": "required"}, Refusal.FORCED_TOOL, id="tool-required"),
         pytest.param(True, {**BODY, "tool_choice": "any"}, Refusal.FORCED_TOOL, id="tool-any"),
-        pytest.param(True, {**BODY, "tool_choice": {"type": "function", "function": {"name": "f"}}},
-                     Refusal.FORCED_TOOL, id="tool-named"),  # fmt: skip
-        pytest.param(True, {**BODY, "response_format": {"type": "json_schema", "json_schema": {}}},
-                     Refusal.STRUCTURED, id="json-schema"),  # fmt: skip
+        pytest.param(
+            True,
+            {**BODY, "tool_choice": {"type": "function", "function": {"name": "f"}}},
+            Refusal.FORCED_TOOL,
+            id="tool-named",
+        ),
+        pytest.param(
+            True,
+            {**BODY, "response_format": {"type": "json_schema", "json_schema": {}}},
+            Refusal.STRUCTURED,
+            id="json-schema",
+        ),
         pytest.param(False, {**BODY, "stream": False, "tool_choice": "required"}, Refusal.OFF, id="off-first"),
         pytest.param(True, {**BODY, "n": 2, "tool_choice": "required"}, Refusal.SEVERAL_CHOICES, id="order"),
-        pytest.param(True, {**BODY, "tool_choice": "required", "response_format": {"type": "json_object"}},
-                     Refusal.FORCED_TOOL, id="tool-before-json"),  # fmt: skip
+        pytest.param(
+            True,
+            {**BODY, "tool_choice": "required", "response_format": {"type": "json_object"}},
+            Refusal.FORCED_TOOL,
+            id="tool-before-json",
+        ),
     ],
 )
 def test_the_request_alone_refuses_a_rescue(enabled, body, refusal):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from support.factories import T0, provider
 from gateway.core import rules
 from gateway.core.attempt import Candidate, Observed
 from gateway.core.classify import classify
 from gateway.core.ledger import Ledger
 from gateway.core.rotation import Rotation
+from support.factories import T0, provider
 
 CEILING = rules.DEFAULT_COOLDOWN_CEILING_MS
 

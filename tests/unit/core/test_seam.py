@@ -15,7 +15,7 @@ LONG = (
     "Coral grows reefs in warm shallow seas."
 )
 assert len(LONG) > 3 * rules.SEAM_HOLDBACK_CHARS
-assert rules.SEAM_MIN_OVERLAP_CHARS == len("lazy")  # the rows "tail-overlap-*-minimum" are written for it
+assert len("lazy") == rules.SEAM_MIN_OVERLAP_CHARS  # the rows "tail-overlap-*-minimum" are written for it
 
 
 def run(partial: str, deltas: list[str]) -> tuple[str, SeamRefusal | None, int]:
@@ -143,7 +143,11 @@ assert rules.SEAM_HOLDBACK_CHARS - rules.SEAM_REPEAT_MIN_CHARS < len(ENDING) < r
         pytest.param(DOUBLED, TWICE + " New words.", " New words.", len(TWICE), id="copy-of-the-last-passage"),
         pytest.param(DOUBLED, DOUBLED[7:] + " New words.", " New words.", len(DOUBLED) - 7, id="copy-of-both"),
         pytest.param(
-            DOUBLED, TWICE + " Middle part. Tides rise and fall, said", SeamRefusal.REPEAT, 0, id="copy-goes-on-past-the-end"
+            DOUBLED,
+            TWICE + " Middle part. Tides rise and fall, said",
+            SeamRefusal.REPEAT,
+            0,
+            id="copy-goes-on-past-the-end",
         ),
         pytest.param(DOUBLED, TWICE + " Middle part. Then", " Middle part. Then", len(TWICE), id="short-copy-past-end"),
         pytest.param(DOUBLED, TWICE + " Mid", " Mid", len(TWICE), id="short-copy-after-the-end-joined"),

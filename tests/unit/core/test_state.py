@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from support.factories import T0, candidate, provider
 from gateway.core import rules
 from gateway.core.attempt import Observed
 from gateway.core.classify import classify
 from gateway.core.state import RouterState
+from support.factories import T0, candidate, provider
 
 CEILING = rules.DEFAULT_COOLDOWN_CEILING_MS
 MODELS = ("a", "b")

@@ -9,7 +9,15 @@ import pytest
 
 from gateway.core import rules
 from gateway.core.usage import (
-    COLUMNS, LATENCY_EDGES_MS, BucketKey, Event, Histogram, Tally, Taken, UsageBook, hour_of,
+    COLUMNS,
+    LATENCY_EDGES_MS,
+    BucketKey,
+    Event,
+    Histogram,
+    Taken,
+    Tally,
+    UsageBook,
+    hour_of,
 )  # fmt: skip
 from support.factories import T0
 from support.usage_parts import decode_buckets, decode_events
@@ -56,7 +64,15 @@ def test_hours_start_at_the_utc_hour():
 
 @pytest.mark.parametrize(
     ("ms", "bin_"),
-    [(0, 0), (25, 0), (26, 1), (1_000, 7), (1_001, 8), (60_000, len(LATENCY_EDGES_MS) - 1), (60_001, len(LATENCY_EDGES_MS))],
+    [
+        (0, 0),
+        (25, 0),
+        (26, 1),
+        (1_000, 7),
+        (1_001, 8),
+        (60_000, len(LATENCY_EDGES_MS) - 1),
+        (60_001, len(LATENCY_EDGES_MS)),
+    ],
 )
 def test_a_sample_lands_in_the_bin_whose_upper_edge_holds_it(ms, bin_):
     histogram = Histogram()
@@ -115,7 +131,9 @@ def test_the_book_keeps_one_bucket_per_hour_and_dimension():
     taken = parts(counts.take(T0 + HOUR))
 
     assert {(k.model, hour - hour_of(T0)) for hour, buckets in taken.items() for k in buckets} == {
-        ("m", 0), ("n", 0), ("m", HOUR)
+        ("m", 0),
+        ("n", 0),
+        ("m", HOUR),
     }
     assert taken[hour_of(T0)][key("m", T0)].requests == 2
 
@@ -294,14 +312,14 @@ def test_the_migrated_schema_holds_one_part_per_hour_and_isolate():
 def test_a_part_is_replaced_by_a_newer_write_only():
     db = _migrated()
     hour = hour_of(T0)
-    db.execute(UPSERT_PART, (hour, "a", 2, "[[0,1,101,\"m\",\"chat\",2]]", "[]"))
+    db.execute(UPSERT_PART, (hour, "a", 2, '[[0,1,101,"m","chat",2]]', "[]"))
     db.execute(UPSERT_PART, (hour, "b", 1, "[]", "[]"))  # another isolate's part of the same hour
 
-    db.execute(UPSERT_PART, (hour, "a", 1, "[[0,1,101,\"m\",\"chat\",1]]", "[]"))  # an older write, late
+    db.execute(UPSERT_PART, (hour, "a", 1, '[[0,1,101,"m","chat",1]]', "[]"))  # an older write, late
     assert db.execute("SELECT seq, buckets FROM usage_parts WHERE isolate = 'a'").fetchall() == [
         (2, '[[0,1,101,"m","chat",2]]')
     ]
-    db.execute(UPSERT_PART, (hour, "a", 3, "[[0,1,101,\"m\",\"chat\",3]]", "[]"))
+    db.execute(UPSERT_PART, (hour, "a", 3, '[[0,1,101,"m","chat",3]]', "[]"))
     assert db.execute("SELECT seq, buckets FROM usage_parts WHERE isolate = 'a'").fetchall() == [
         (3, '[[0,1,101,"m","chat",3]]')
     ]
@@ -326,24 +344,39 @@ def test_the_migration_moves_the_old_buckets_and_events_into_parts_per_hour():
     db = _old_database()
     tally = served(120, 70_000, tokens=(30, 7), failovers=1)
     tally.errors["timeout"] = 2
-    rows = [(hour_of(T0), 0, 1, 101, "m", "chat", tally), (hour_of(T0), 3, 1, 101, "m", "chat", Tally(requests=4)),
-            (hour_of(T0) + HOUR, 0, 0, 0, "x", "anthropic", Tally(requests=1))]
+    rows = [
+        (hour_of(T0), 0, 1, 101, "m", "chat", tally),
+        (hour_of(T0), 3, 1, 101, "m", "chat", Tally(requests=4)),
+        (hour_of(T0) + HOUR, 0, 0, 0, "x", "anthropic", Tally(requests=1)),
+    ]
     for hour, *dims, counts in rows:
-        db.execute(f"INSERT INTO usage_buckets (hour_ms, client_id, provider_id, key_id, model, surface, "
-                   f"{', '.join(COLUMNS)}) VALUES ({', '.join('?' * (6 + len(COLUMNS)))})", (hour, *dims, *counts.values()))
+        db.execute(
+            f"INSERT INTO usage_buckets (hour_ms, client_id, provider_id, key_id, model, surface, "
+            f"{', '.join(COLUMNS)}) VALUES ({', '.join('?' * (6 + len(COLUMNS)))})",
+            (hour, *dims, *counts.values()),
+        )
     old_events = [(T0 + 5, "first"), (T0 + 9, "second"), (T0 + 2 * HOUR, "alone in its hour")]
     for at, message in old_events:
-        db.execute("INSERT INTO usage_events (at_ms, client_id, provider_id, key_id, model, surface, class, status, "
-                   "message) VALUES (?, 0, 1, 101, 'm', 'chat', 'timeout', NULL, ?)", (at, message))
+        db.execute(
+            "INSERT INTO usage_events (at_ms, client_id, provider_id, key_id, model, surface, class, status, "
+            "message) VALUES (?, 0, 1, 101, 'm', 'chat', 'timeout', NULL, ?)",
+            (at, message),
+        )
 
     db.executescript(MIGRATION.read_text())
 
-    stored = {hour: (decode_buckets(hour, buckets), decode_events(events))
-              for hour, isolate, buckets, events in db.execute("SELECT hour_ms, isolate, buckets, events FROM usage_parts")
-              if isolate == "migrated"}
-    assert stored[hour_of(T0)][0] == {BucketKey(hour_of(T0), 0, 1, 101, "m", "chat"): tally,
-                                      BucketKey(hour_of(T0), 3, 1, 101, "m", "chat"): Tally(requests=4)}
-    assert stored[hour_of(T0) + HOUR][0] == {BucketKey(hour_of(T0) + HOUR, 0, 0, 0, "x", "anthropic"): Tally(requests=1)}
+    stored = {
+        hour: (decode_buckets(hour, buckets), decode_events(events))
+        for hour, isolate, buckets, events in db.execute("SELECT hour_ms, isolate, buckets, events FROM usage_parts")
+        if isolate == "migrated"
+    }
+    assert stored[hour_of(T0)][0] == {
+        BucketKey(hour_of(T0), 0, 1, 101, "m", "chat"): tally,
+        BucketKey(hour_of(T0), 3, 1, 101, "m", "chat"): Tally(requests=4),
+    }
+    assert stored[hour_of(T0) + HOUR][0] == {
+        BucketKey(hour_of(T0) + HOUR, 0, 0, 0, "x", "anthropic"): Tally(requests=1)
+    }
     assert [e.message for e in stored[hour_of(T0)][1]] == ["first", "second"]
     assert stored[hour_of(T0 + 2 * HOUR)] == ({}, [event(T0 + 2 * HOUR, "alone in its hour")])
     tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

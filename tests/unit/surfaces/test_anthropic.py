@@ -55,13 +55,26 @@ ROLE = _chunk({"role": "assistant", "content": "", "refusal": None})
 
 STREAMS: dict[str, bytes] = {
     "text": b"".join(
-        [ROLE, _chunk({"content": "Hel"}), _chunk({"content": "lo, "}), _chunk({"content": "wörld ✓\n\"q\""})]
-        + [_chunk({}, "stop"), _usage(), DONE]
+        [
+            ROLE,
+            _chunk({"content": "Hel"}),
+            _chunk({"content": "lo, "}),
+            _chunk({"content": 'wörld ✓\n"q"'}),
+            _chunk({}, "stop"),
+            _usage(),
+            DONE,
+        ]
     ),
     "reasoning_text": b"".join(
-        [_chunk({"role": "assistant", "content": None, "reasoning_content": "Let me "})]
-        + [_chunk({"reasoning_content": "think."}), _chunk({"content": ""}), _chunk({"content": "42"})]
-        + [_chunk({}, "stop"), _usage(), DONE]
+        [
+            _chunk({"role": "assistant", "content": None, "reasoning_content": "Let me "}),
+            _chunk({"reasoning_content": "think."}),
+            _chunk({"content": ""}),
+            _chunk({"content": "42"}),
+            _chunk({}, "stop"),
+            _usage(),
+            DONE,
+        ]
     ),
     "one_tool": b"".join(
         [ROLE, _chunk({"content": "Reading it."})]
@@ -78,19 +91,36 @@ STREAMS: dict[str, bytes] = {
         + [_chunk({}, "tool_calls"), _usage(), DONE]
     ),
     "interleaved_tools": b"".join(
-        [ROLE, _chunk({"tool_calls": [_call(0, "call_A", "Read", ""), _call(1, "call_B", "LS", "")]})]
-        + [_chunk({"tool_calls": [_call(0, arguments='{"file_path": '), _call(1, arguments='{"path": ')]})]
-        + [_chunk({"tool_calls": [_call(1, arguments='"/"}'), _call(0, arguments='"x"}')]})]
-        + [_chunk({}, "tool_calls"), _usage(), DONE]
+        [
+            ROLE,
+            _chunk({"tool_calls": [_call(0, "call_A", "Read", ""), _call(1, "call_B", "LS", "")]}),
+            _chunk({"tool_calls": [_call(0, arguments='{"file_path": '), _call(1, arguments='{"path": ')]}),
+            _chunk({"tool_calls": [_call(1, arguments='"/"}'), _call(0, arguments='"x"}')]}),
+            _chunk({}, "tool_calls"),
+            _usage(),
+            DONE,
+        ]
     ),
     "whole_calls_no_args": b"".join(
-        [ROLE, _chunk({"tool_calls": [_call(0, "call_A", "Now", ""), _call(1, "call_B", "Now", "{}")]})]
-        + [_chunk({}, "stop"), _usage(), DONE]
+        [
+            ROLE,
+            _chunk({"tool_calls": [_call(0, "call_A", "Now", ""), _call(1, "call_B", "Now", "{}")]}),
+            _chunk({}, "stop"),
+            _usage(),
+            DONE,
+        ]
     ),
     "text_after_tool_and_reasoning": b"".join(
-        [ROLE, _chunk({"tool_calls": [_call(0, "call_A", "LS", '{"path": "."}')]})]
-        + [_chunk({"content": "Listed."}), _chunk({"reasoning": "then"}), _chunk({"content": "Done."})]
-        + [_chunk({}, "stop"), _usage(), DONE]
+        [
+            ROLE,
+            _chunk({"tool_calls": [_call(0, "call_A", "LS", '{"path": "."}')]}),
+            _chunk({"content": "Listed."}),
+            _chunk({"reasoning": "then"}),
+            _chunk({"content": "Done."}),
+            _chunk({}, "stop"),
+            _usage(),
+            DONE,
+        ]
     ),
     "no_done_crlf": (ROLE + _chunk({"content": "ok"}) + _chunk({}, "stop")).replace(b"\n", b"\r\n"),
 }
@@ -222,7 +252,10 @@ def test_usage_after_finish_lands_in_message_delta() -> None:
     _, ending, _ = _check(out)
 
     assert ending is not None and ending["usage"] == {
-        "input_tokens": 31, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 12,
+        "input_tokens": 31,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": 12,
     }
     start = json.loads(out.decode().split("\n\n")[0].split("data: ", 1)[1])
     assert start["message"]["usage"]["input_tokens"] == 0
@@ -232,7 +265,10 @@ def test_no_usage_reports_zero_tokens() -> None:
     _, ending, _ = _check(_relay([STREAMS["no_done_crlf"]])[0])
 
     assert ending is not None and ending["usage"] == {
-        "input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0,
+        "input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": 0,
     }
 
 
@@ -240,12 +276,24 @@ def test_cached_prompt_tokens_are_counted_apart_as_anthropic_does() -> None:
     """Anthropic's input_tokens leaves out what was read from a cache; cache_read_input_tokens
     holds it (the upstream's prompt_tokens_details.cached_tokens)."""
     usage = {"prompt_tokens": 1200, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 1024}}
-    data = ROLE + _chunk({"content": "hi"}) + _chunk({}, "stop") + b"data: " + json.dumps(
-        {"id": "chatcmpl-9", "choices": [], "usage": usage}).encode() + b"\n\n" + DONE
+    data = (
+        ROLE
+        + _chunk({"content": "hi"})
+        + _chunk({}, "stop")
+        + b"data: "
+        + json.dumps({"id": "chatcmpl-9", "choices": [], "usage": usage}).encode()
+        + b"\n\n"
+        + DONE
+    )
     _, ending, _ = _check(_relay([data])[0])
     answer = Answer("chatcmpl-9", "up", "hi", "", (), "stop", 1200, 7, 1024)
 
-    expected = {"input_tokens": 176, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 1024, "output_tokens": 7}
+    expected = {
+        "input_tokens": 176,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 1024,
+        "output_tokens": 7,
+    }
     assert ending is not None and ending["usage"] == expected
     assert from_chat(answer, "served")["usage"] == expected
 
@@ -380,7 +428,10 @@ def test_the_sdk_message_stream_builds_the_final_message(name: str) -> None:
     with client.messages.stream(model="claude-x", max_tokens=100, messages=[{"role": "user", "content": "hi"}]) as s:
         message = s.get_final_message()
 
-    kinds = [(b.type, b.input if b.type == "tool_use" else getattr(b, "text", getattr(b, "thinking", None))) for b in message.content]
+    kinds = [
+        (b.type, b.input if b.type == "tool_use" else getattr(b, "text", getattr(b, "thinking", None)))
+        for b in message.content
+    ]
     assert kinds == FINAL[name][0]
     assert message.stop_reason == FINAL[name][1] and message.model == "served-model"
     assert message.usage.output_tokens == (0 if name == "no_done_crlf" else 12)
@@ -392,7 +443,7 @@ def test_the_sdk_raises_on_a_failed_stream(cut: int) -> None:
     stream = AnthropicStream("m")
     client = _sse_client(stream.feed(STREAMS["one_tool"][:cut]) + stream.fail("the upstream stream failed"))
 
-    with pytest.raises(anthropic.APIStatusError, match="the upstream stream failed"):
+    with pytest.raises(anthropic.APIStatusError, match="the upstream stream failed"):  # noqa: SIM117 - raised on leaving the stream
         with client.messages.stream(model="x", max_tokens=9, messages=[{"role": "user", "content": "hi"}]) as s:
             s.get_final_message()
 
@@ -402,7 +453,14 @@ def test_the_sdk_raises_on_a_failed_stream(cut: int) -> None:
 
 def _answer(**kw: Any) -> Answer:
     base: dict[str, Any] = dict(
-        id="chatcmpl-9", model="up", text="", reasoning="", tool_calls=(), finish_reason="stop", input_tokens=3, output_tokens=5
+        id="chatcmpl-9",
+        model="up",
+        text="",
+        reasoning="",
+        tool_calls=(),
+        finish_reason="stop",
+        input_tokens=3,
+        output_tokens=5,
     )
     return Answer(**(base | kw))
 
@@ -438,8 +496,13 @@ def _answer(**kw: Any) -> Answer:
             "tool_use",
         ),
         (
-            _answer(tool_calls=(ToolCall("a", "f", "{not json"), ToolCall("b", "g", "[1]")), finish_reason="function_call"),
-            [{"type": "tool_use", "id": "a", "name": "f", "input": {}}, {"type": "tool_use", "id": "b", "name": "g", "input": {}}],
+            _answer(
+                tool_calls=(ToolCall("a", "f", "{not json"), ToolCall("b", "g", "[1]")), finish_reason="function_call"
+            ),
+            [
+                {"type": "tool_use", "id": "a", "name": "f", "input": {}},
+                {"type": "tool_use", "id": "b", "name": "g", "input": {}},
+            ],
             "tool_use",
         ),
     ],
@@ -455,7 +518,12 @@ def test_from_chat(answer: Answer, content: list[dict[str, Any]], reason: str) -
         "content": content,
         "stop_reason": reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": 3, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 5},
+        "usage": {
+            "input_tokens": 3,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": 5,
+        },
     }
 
 
@@ -470,7 +538,9 @@ def test_from_chat_reads_a_real_completion_and_the_sdk_accepts_it() -> None:
                 "message": {
                     "role": "assistant",
                     "content": None,
-                    "tool_calls": [{"id": "call_9", "type": "function", "function": {"name": "Read", "arguments": '{"a":1}'}}],
+                    "tool_calls": [
+                        {"id": "call_9", "type": "function", "function": {"name": "Read", "arguments": '{"a":1}'}}
+                    ],
                 },
                 "finish_reason": "tool_calls",
             }
@@ -489,7 +559,11 @@ def test_from_chat_reads_a_real_completion_and_the_sdk_accepts_it() -> None:
 
 # -- requests ------------------------------------------------------------------------------
 
-BASE: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": [{"role": "user", "content": "hi"}]}
+BASE: dict[str, Any] = {
+    "model": "claude-sonnet-4-5",
+    "max_tokens": 1024,
+    "messages": [{"role": "user", "content": "hi"}],
+}
 PNG = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
 
 
@@ -552,7 +626,15 @@ def test_empty_system_adds_no_message() -> None:
     ("messages", "expected"),
     [
         (  # text blocks → one string; cache_control ignored
-            [{"role": "user", "content": [{"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}}, {"type": "text", "text": "b"}]}],
+            [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}},
+                        {"type": "text", "text": "b"},
+                    ],
+                }
+            ],
             [{"role": "user", "content": "a\n\nb"}],
         ),
         (  # images: base64 → data URL, url → url
@@ -606,7 +688,11 @@ def test_empty_system_adds_no_message() -> None:
                     "role": "assistant",
                     "content": "Reading.",
                     "tool_calls": [
-                        {"id": "toolu_1", "type": "function", "function": {"name": "Read", "arguments": '{"file_path":"a.txt"}'}},
+                        {
+                            "id": "toolu_1",
+                            "type": "function",
+                            "function": {"name": "Read", "arguments": '{"file_path":"a.txt"}'},
+                        },
                         {"id": "toolu_2", "type": "function", "function": {"name": "LS", "arguments": "{}"}},
                     ],
                 },
@@ -617,7 +703,10 @@ def test_empty_system_adds_no_message() -> None:
         ),
         (  # tool_use only → content null; is_error kept; empty result; image result → the user turn
             [
-                {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls"}}]},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls"}}],
+                },
                 {
                     "role": "user",
                     "content": [
@@ -632,13 +721,18 @@ def test_empty_system_adds_no_message() -> None:
                 {
                     "role": "assistant",
                     "content": None,
-                    "tool_calls": [{"id": "t", "type": "function", "function": {"name": "Bash", "arguments": '{"command":"ls"}'}}],
+                    "tool_calls": [
+                        {"id": "t", "type": "function", "function": {"name": "Bash", "arguments": '{"command":"ls"}'}}
+                    ],
                 },
                 {"role": "tool", "tool_call_id": "t", "content": "Error: not found"},
                 {"role": "tool", "tool_call_id": "u", "content": "Error"},
                 {"role": "tool", "tool_call_id": "v", "content": ""},
                 {"role": "tool", "tool_call_id": "w", "content": ""},
-                {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]},
+                {
+                    "role": "user",
+                    "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}],
+                },
             ],
         ),
         (  # system-role messages inside messages stay in place; string assistant content
@@ -668,7 +762,11 @@ def test_messages(messages: list[dict[str, Any]], expected: list[dict[str, Any]]
     assert _chat(messages=messages)["messages"] == expected
 
 
-READ = {"name": "Read", "description": "Read a file", "input_schema": {"type": "object", "properties": {"p": {"type": "string"}}, "required": ["p"]}}
+READ = {
+    "name": "Read",
+    "description": "Read a file",
+    "input_schema": {"type": "object", "properties": {"p": {"type": "string"}}, "required": ["p"]},
+}
 
 
 @pytest.mark.parametrize(
@@ -676,7 +774,12 @@ READ = {"name": "Read", "description": "Read a file", "input_schema": {"type": "
     [
         (
             [READ],
-            [{"type": "function", "function": {"name": "Read", "description": "Read a file", "parameters": READ["input_schema"]}}],
+            [
+                {
+                    "type": "function",
+                    "function": {"name": "Read", "description": "Read a file", "parameters": READ["input_schema"]},
+                }
+            ],
         ),
         (  # empty / missing / typeless schemas still make a valid object schema; no description key
             [
@@ -691,19 +794,34 @@ READ = {"name": "Read", "description": "Read a file", "input_schema": {"type": "
                 {"type": "function", "function": {"name": "B", "parameters": {"type": "object", "properties": {}}}},
                 {
                     "type": "function",
-                    "function": {"name": "C", "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+                    "function": {
+                        "name": "C",
+                        "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}},
+                    },
                 },
                 {
                     "type": "function",
                     "function": {
                         "name": "D",
-                        "parameters": {"type": "object", "$schema": "http://json-schema.org/draft-07/schema#", "properties": {}},
+                        "parameters": {
+                            "type": "object",
+                            "$schema": "http://json-schema.org/draft-07/schema#",
+                            "properties": {},
+                        },
                     },
                 },
                 {"type": "function", "function": {"name": "E", "parameters": {"type": "object", "properties": {}}}},
             ],
         ),
-        ([{"type": "web_search_20250305", "name": "web_search", "max_uses": 5}, READ], [{"type": "function", "function": {"name": "Read", "description": "Read a file", "parameters": READ["input_schema"]}}]),
+        (
+            [{"type": "web_search_20250305", "name": "web_search", "max_uses": 5}, READ],
+            [
+                {
+                    "type": "function",
+                    "function": {"name": "Read", "description": "Read a file", "parameters": READ["input_schema"]},
+                }
+            ],
+        ),
     ],
 )
 def test_tools(tools: list[dict[str, Any]], expected: list[dict[str, Any]]) -> None:
@@ -751,25 +869,50 @@ def test_tool_choice_without_tools_is_dropped() -> None:
         (BASE | {"messages": [{"role": "user", "content": 5}]}, "messages.0.content"),
         (BASE | {"messages": [{"role": "user", "content": ["x"]}]}, "messages.0.content.0"),
         (BASE | {"messages": [{"role": "user", "content": [{"text": "x"}]}]}, "messages.0.content.0.type"),
-        (BASE | {"messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]}, "messages.0.content.0.text"),
         (
-            BASE | {"messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "file", "file_id": "f"}}]}]},
+            BASE | {"messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]},
+            "messages.0.content.0.text",
+        ),
+        (
+            BASE
+            | {
+                "messages": [
+                    {"role": "user", "content": [{"type": "image", "source": {"type": "file", "file_id": "f"}}]}
+                ]
+            },
             "messages.0.content.0.source.type",
         ),
         (
-            BASE | {"messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "base64", "data": "x"}}]}]},
+            BASE
+            | {
+                "messages": [
+                    {"role": "user", "content": [{"type": "image", "source": {"type": "base64", "data": "x"}}]}
+                ]
+            },
             "messages.0.content.0.source.media_type",
         ),
-        (BASE | {"messages": [{"role": "user", "content": [{"type": "tool_result", "content": "x"}]}]}, "messages.0.content.0.tool_use_id"),
         (
-            BASE | {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": 3}]}]},
+            BASE | {"messages": [{"role": "user", "content": [{"type": "tool_result", "content": "x"}]}]},
+            "messages.0.content.0.tool_use_id",
+        ),
+        (
+            BASE
+            | {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": 3}]}]},
             "messages.0.content.0.content",
         ),
         (
-            BASE | {"messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "x"}]}]},
+            BASE
+            | {
+                "messages": [
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "x"}]}
+                ]
+            },
             "messages.0.content.0.input",
         ),
-        (BASE | {"messages": [{"role": "assistant", "content": [{"type": "tool_use", "name": "f"}]}]}, "messages.0.content.0.id"),
+        (
+            BASE | {"messages": [{"role": "assistant", "content": [{"type": "tool_use", "name": "f"}]}]},
+            "messages.0.content.0.id",
+        ),
         (BASE | {"system": 5}, "system"),
         (BASE | {"system": [{"type": "text"}]}, "system.0.text"),
         (BASE | {"max_tokens": "100"}, "max_tokens"),
@@ -845,8 +988,14 @@ def test_render_error(status: int, type_: str, expected: str) -> None:
 def test_message_start_announces_the_count_tokens_estimate() -> None:
     """Clients show the input at once (SPEC §12.2): message_start carries what count_tokens says;
     the upstream's own figures come in message_delta."""
-    body = {"model": "m", "max_tokens": 64, "stream": True, "system": "s" * 40, "tools": [READ],
-            "messages": [{"role": "user", "content": "u" * 400}]}
+    body = {
+        "model": "m",
+        "max_tokens": 64,
+        "stream": True,
+        "system": "s" * 40,
+        "tools": [READ],
+        "messages": [{"role": "user", "content": "u" * 400}],
+    }
     chat = to_chat(body)
     estimate = estimate_tokens(chat, compact(chat))  # as the route computes it, from the body it sends
     stream = AnthropicStream("m", estimate)
@@ -859,8 +1008,14 @@ def test_message_start_announces_the_count_tokens_estimate() -> None:
 
 
 def test_the_estimate_is_the_same_from_a_compacted_body() -> None:
-    chat = {"model": "m", "stream": True, "stream_options": {"include_usage": True}, "max_tokens": 9,
-            "messages": [{"role": "user", "content": "é\"x" * 50}], "tools": [{"type": "function"}]}
+    chat = {
+        "model": "m",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": 9,
+        "messages": [{"role": "user", "content": 'é"x' * 50}],
+        "tools": [{"type": "function"}],
+    }
 
     assert estimate_tokens(chat, compact(chat)) == estimate_tokens(chat)
     assert estimate_tokens({"model": "m"}, compact({"model": "m"})) == estimate_tokens({"model": "m"}) == 1

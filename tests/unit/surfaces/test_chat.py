@@ -20,24 +20,35 @@ from gateway.surfaces.chat import (
 
 
 def _event(delta: dict, finish: str | None = None, **extra: object) -> bytes:
-    chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m",
-             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+    chunk = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        **extra,
+    }
     return f"data: {json.dumps(chunk)}\n\n".encode()
 
 
-STREAM = b"".join([
-    b": keep-alive\n\n",
-    _event({"role": "assistant", "content": ""}),
-    _event({"reasoning_content": "think"}),
-    _event({"content": 'He said "error" \\n \u00e9'}),
-    _event({"content": "x"}, usage=None),
-    _event({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": ""}}]}),
-    _event({"tool_calls": [{"index": 1, "id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}}]}),
-    _event({"tool_calls": [{"index": 0, "function": {"arguments": '{"a": 1}'}}]}),
-    _event({}, "tool_calls"),
-    b'data: {"id":"chatcmpl-1","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}\r\n\r\n',
-    b"data: [DONE]\n\n",
-])
+STREAM = b"".join(
+    [
+        b": keep-alive\n\n",
+        _event({"role": "assistant", "content": ""}),
+        _event({"reasoning_content": "think"}),
+        _event({"content": 'He said "error" \\n \u00e9'}),
+        _event({"content": "x"}, usage=None),
+        _event(
+            {"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": ""}}]}
+        ),
+        _event(
+            {"tool_calls": [{"index": 1, "id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}}]}
+        ),
+        _event({"tool_calls": [{"index": 0, "function": {"arguments": '{"a": 1}'}}]}),
+        _event({}, "tool_calls"),
+        b'data: {"id":"chatcmpl-1","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}\r\n\r\n',
+        b"data: [DONE]\n\n",
+    ]
+)
 EXPECTED = [
     Reasoning("think"),
     Text('He said "error" \\n \u00e9'),
@@ -159,10 +170,18 @@ def test_a_last_event_without_its_blank_line_is_read_at_close():
 
 def test_read_answer_takes_the_first_choice():
     body = {
-        "id": "chatcmpl-9", "model": "m",
-        "choices": [{"message": {"content": "hi", "reasoning_content": "r",
-                                 "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": {"a": 1}}}]},
-                     "finish_reason": "tool_calls"}],
+        "id": "chatcmpl-9",
+        "model": "m",
+        "choices": [
+            {
+                "message": {
+                    "content": "hi",
+                    "reasoning_content": "r",
+                    "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": {"a": 1}}}],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
         "usage": {"prompt_tokens": 2, "completion_tokens": 3},
     }
 

@@ -8,6 +8,7 @@ into the real surface translators: the text is the partial, then the continuatio
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -57,14 +58,16 @@ def _r(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: 
 # -- the cut stream ----------------------------------------------------------------------------
 
 PARTIAL = "The river runs through the old town and"
-CUT = b"".join([
-    b": OPENROUTER PROCESSING\n\n",
-    _chunk({"role": "assistant", "content": ""}),
-    _chunk({"reasoning_content": "Describe the town."}),
-    _chunk({"content": "The river "}),
-    _chunk({"content": "runs through the old"}),
-    _chunk({"content": " town and"}),
-])
+CUT = b"".join(
+    [
+        b": OPENROUTER PROCESSING\n\n",
+        _chunk({"role": "assistant", "content": ""}),
+        _chunk({"reasoning_content": "Describe the town."}),
+        _chunk({"content": "The river "}),
+        _chunk({"content": "runs through the old"}),
+        _chunk({"content": " town and"}),
+    ]
+)
 # Broken inside the next event: its half never reaches the caller.
 CUT_RAGGED = CUT + _chunk({"content": " under the"})[:40]
 
@@ -84,7 +87,7 @@ def _watch(stream: bytes, reads: list[int] | None = None) -> tuple[StreamWatch, 
     """Feed ``stream`` cut at ``reads`` (byte offsets); each feed's output, in order."""
     watch = StreamWatch()
     cuts = [0, *(reads or []), len(stream)]
-    outs = [watch.feed(stream[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
+    outs = [watch.feed(stream[a:b]) for a, b in itertools.pairwise(cuts)]
     return watch, outs
 
 
@@ -150,14 +153,21 @@ def test_a_crlf_split_between_cr_and_lf_is_not_taken_for_an_event_end():
 
 
 def test_a_tool_call_and_the_finish_are_noted():
-    stream = b"".join([
-        _chunk({"role": "assistant", "content": "Looking."}),
-        _chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                                "function": {"name": "Read", "arguments": ""}}]}),  # fmt: skip
-        _chunk({}, "tool_calls"),
-        _usage(31, 12),
-        DONE,
-    ])
+    stream = b"".join(
+        [
+            _chunk({"role": "assistant", "content": "Looking."}),
+            _chunk(
+                {
+                    "tool_calls": [
+                        {"index": 0, "id": "call_1", "type": "function", "function": {"name": "Read", "arguments": ""}}
+                    ]
+                }
+            ),
+            _chunk({}, "tool_calls"),
+            _usage(31, 12),
+            DONE,
+        ]
+    )
     watch, (out,) = _watch(stream)
 
     assert out == stream
@@ -282,15 +292,17 @@ def test_close_holds_a_last_error_event_that_lacked_its_blank_line():
 # -- Continuation ----------------------------------------------------------------------------------
 
 BEFORE = Tokens(31, 12, 0)
-RESCUE = b"".join([
-    _r({"role": "assistant", "content": ""}),
-    _r({"reasoning_content": "Continue after 'town and'."}),
-    _r({"content": " past"}),
-    _r({"content": " the mill."}),
-    _r({}, "stop"),
-    _usage(40, 5, 8, id_=RESCUE_ID),
-    DONE,
-])
+RESCUE = b"".join(
+    [
+        _r({"role": "assistant", "content": ""}),
+        _r({"reasoning_content": "Continue after 'town and'."}),
+        _r({"content": " past"}),
+        _r({"content": " the mill."}),
+        _r({}, "stop"),
+        _usage(40, 5, 8, id_=RESCUE_ID),
+        DONE,
+    ]
+)
 REST = " past the mill."
 
 
@@ -302,7 +314,7 @@ def _run(stream: bytes, reads: list[int] | None = None, partial: str = PARTIAL) 
     """Feed ``stream`` cut at ``reads``, then close it, as the relay does."""
     continuation = _continuation(partial)
     cuts = [0, *(reads or []), len(stream)]
-    out = b"".join(continuation.feed(stream[a:b]) for a, b in zip(cuts, cuts[1:], strict=False))
+    out = b"".join(continuation.feed(stream[a:b]) for a, b in itertools.pairwise(cuts))
     return continuation, out + continuation.close()
 
 
@@ -404,7 +416,7 @@ def test_a_rescue_cut_before_its_end_is_not_complete():
     continuation, out = _run(stream)
 
     assert not continuation.complete and not continuation.done and not continuation.failed
-    assert b"[DONE]" not in out and b"finish_reason\":\"stop" not in out
+    assert b"[DONE]" not in out and b'finish_reason":"stop' not in out
 
 
 def test_an_exact_repeat_of_the_partials_end_is_trimmed():
@@ -472,14 +484,21 @@ def test_a_refusal_at_the_seams_end_sends_no_done():
 
 
 def test_tool_calls_pass_after_the_held_text():
-    stream = b"".join([
-        _r({"content": " past the mill."}),
-        _r({"tool_calls": [{"index": 0, "id": "call_9", "type": "function",
-                            "function": {"name": "Map", "arguments": ""}}]}),  # fmt: skip
-        _r({"tool_calls": [{"index": 0, "function": {"arguments": '{"q": "mill"}'}}]}),
-        _r({}, "tool_calls"),
-        DONE,
-    ])
+    stream = b"".join(
+        [
+            _r({"content": " past the mill."}),
+            _r(
+                {
+                    "tool_calls": [
+                        {"index": 0, "id": "call_9", "type": "function", "function": {"name": "Map", "arguments": ""}}
+                    ]
+                }
+            ),
+            _r({"tool_calls": [{"index": 0, "function": {"arguments": '{"q": "mill"}'}}]}),
+            _r({}, "tool_calls"),
+            DONE,
+        ]
+    )
     continuation, out = _run(stream)
     events = ChatStreamDecoder().feed(out)
 
@@ -663,6 +682,8 @@ def test_a_word_function_call_in_the_text_is_plain_text():
 
 def test_a_rescue_that_answers_with_a_legacy_function_call_fails():
     continuation = _continuation()
-    out = continuation.feed(_r({"function_call": {"name": "weather", "arguments": "{}"}}) + _r({}, "function_call") + DONE)
+    out = continuation.feed(
+        _r({"function_call": {"name": "weather", "arguments": "{}"}}) + _r({}, "function_call") + DONE
+    )
 
     assert out == b"" and continuation.failed and continuation.error is not None

@@ -25,7 +25,12 @@ from gateway.surfaces.embeddings import (
 def test_gemini_batch_request_as_google_genai_sends_it():
     body = {
         "requests": [
-            {"model": "models/e", "content": {"parts": [{"text": "a"}]}, "taskType": "RETRIEVAL_DOCUMENT", "outputDimensionality": 8},
+            {
+                "model": "models/e",
+                "content": {"parts": [{"text": "a"}]},
+                "taskType": "RETRIEVAL_DOCUMENT",
+                "outputDimensionality": 8,
+            },
             {"model": "models/e", "content": {"parts": [{"text": "b"}, {"text": "c"}]}, "output_dimensionality": 8},
         ]
     }
@@ -34,7 +39,10 @@ def test_gemini_batch_request_as_google_genai_sends_it():
 
 
 def test_gemini_embed_request():
-    assert gemini_embed_request({"content": {"parts": [{"text": "hi"}]}, "title": "t"}, "e") == {"model": "e", "input": "hi"}
+    assert gemini_embed_request({"content": {"parts": [{"text": "hi"}]}, "title": "t"}, "e") == {
+        "model": "e",
+        "input": "hi",
+    }
 
 
 @pytest.mark.parametrize(
@@ -62,13 +70,20 @@ def test_gemini_batch_needs_requests():
 
 def test_ollama_requests():
     assert ollama_embed_request({"model": "nomic-embed-text:latest", "input": ["a", "b"], "truncate": True}) == {
-        "model": "nomic-embed-text", "input": ["a", "b"]
+        "model": "nomic-embed-text",
+        "input": ["a", "b"],
     }
-    assert ollama_embed_request({"model": "m", "input": "a", "dimensions": 4}) == {"model": "m", "input": "a", "dimensions": 4}
+    assert ollama_embed_request({"model": "m", "input": "a", "dimensions": 4}) == {
+        "model": "m",
+        "input": "a",
+        "dimensions": 4,
+    }
     assert ollama_embeddings_request({"model": "m", "prompt": "p"}) == {"model": "m", "input": "p"}
 
 
-@pytest.mark.parametrize("body", [{"input": "a"}, {"model": "m"}, {"model": "m", "input": [1]}, {"model": "m", "input": []}])
+@pytest.mark.parametrize(
+    "body", [{"input": "a"}, {"model": "m"}, {"model": "m", "input": [1]}, {"model": "m", "input": []}]
+)
 def test_ollama_refusals(body):
     with pytest.raises(InvalidRequestError):
         ollama_embed_request(body)
@@ -86,7 +101,7 @@ def test_vectors_are_read_in_index_order_and_from_base64():
 
 @pytest.mark.parametrize("answer", [{}, {"data": "x"}, {"data": [{"embedding": 5}]}, []])
 def test_an_answer_without_vectors_is_refused(answer):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"embeddings answer|embedding"):
         read_vectors(answer)
 
 
@@ -97,5 +112,9 @@ def test_answers_in_each_shape():
     assert gemini_batch_answer(vectors) == {"embeddings": [{"values": [1.0, 2.0]}]}
     assert ollama_embeddings_answer(vectors) == {"embedding": [1.0, 2.0]}
     assert ollama_embed_answer(vectors, "m") == {
-        "model": "m", "embeddings": [[1.0, 2.0]], "total_duration": 0, "load_duration": 0, "prompt_eval_count": 3
+        "model": "m",
+        "embeddings": [[1.0, 2.0]],
+        "total_duration": 0,
+        "load_duration": 0,
+        "prompt_eval_count": 3,
     }

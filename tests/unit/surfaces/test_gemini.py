@@ -50,14 +50,30 @@ REQUEST_CASES = [
     ("topK", {"generationConfig": {"topK": 40}}, {"top_k": 40}),
     ("maxOutputTokens", {"generationConfig": {"maxOutputTokens": 100}}, {"max_tokens": 100}),
     ("stopSequences", {"generationConfig": {"stopSequences": ["END"]}}, {"stop": ["END"]}),
-    ("presence/frequency/seed", {"generationConfig": {"presencePenalty": 0.5, "frequencyPenalty": 0.1, "seed": 7}},
-     {"presence_penalty": 0.5, "frequency_penalty": 0.1, "seed": 7}),
+    (
+        "presence/frequency/seed",
+        {"generationConfig": {"presencePenalty": 0.5, "frequencyPenalty": 0.1, "seed": 7}},
+        {"presence_penalty": 0.5, "frequency_penalty": 0.1, "seed": 7},
+    ),
     ("candidateCount 1", {"generationConfig": {"candidateCount": 1}}, {}),
-    ("json mime", {"generationConfig": {"responseMimeType": "application/json"}}, {"response_format": {"type": "json_object"}}),
+    (
+        "json mime",
+        {"generationConfig": {"responseMimeType": "application/json"}},
+        {"response_format": {"type": "json_object"}},
+    ),
     ("text mime", {"generationConfig": {"responseMimeType": "text/plain"}}, {}),
-    ("ignored fields", {"thinkingConfig": {"thinkingBudget": 0}, "safetySettings": [{"category": "X"}],
-                        "cachedContent": "c", "labels": {"a": "b"}, "whatever": 1,
-                        "generationConfig": {"thinkingConfig": {"includeThoughts": True}}}, {}),
+    (
+        "ignored fields",
+        {
+            "thinkingConfig": {"thinkingBudget": 0},
+            "safetySettings": [{"category": "X"}],
+            "cachedContent": "c",
+            "labels": {"a": "b"},
+            "whatever": 1,
+            "generationConfig": {"thinkingConfig": {"includeThoughts": True}},
+        },
+        {},
+    ),
 ]
 
 
@@ -66,8 +82,19 @@ def test_request_fields(body: dict[str, Any], expected: dict[str, Any]) -> None:
     chat = _chat(**body)
     for key, value in expected.items():
         assert chat[key] == value
-    base = {"model", "messages", "temperature", "top_p", "top_k", "max_tokens", "stop", "response_format",
-            "presence_penalty", "frequency_penalty", "seed"}
+    base = {
+        "model",
+        "messages",
+        "temperature",
+        "top_p",
+        "top_k",
+        "max_tokens",
+        "stop",
+        "response_format",
+        "presence_penalty",
+        "frequency_penalty",
+        "seed",
+    }
     assert set(chat) <= base
     assert "stream" not in chat
 
@@ -82,32 +109,75 @@ IMAGE = {"inlineData": {"mimeType": "image/png", "data": "iVBOR"}}
 CONTENT_CASES = [
     (
         "inlineData image and fileData",
-        [{"role": "user", "parts": [{"text": "look"}, IMAGE, {"fileData": {"mimeType": "image/jpeg", "fileUri": "https://x/y.jpg"}}]}],
-        [{"role": "user", "content": [
-            {"type": "text", "text": "look"},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR"}},
-            {"type": "image_url", "image_url": {"url": "https://x/y.jpg"}},
-        ]}],
+        [
+            {
+                "role": "user",
+                "parts": [
+                    {"text": "look"},
+                    IMAGE,
+                    {"fileData": {"mimeType": "image/jpeg", "fileUri": "https://x/y.jpg"}},
+                ],
+            }
+        ],
+        [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "look"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR"}},
+                    {"type": "image_url", "image_url": {"url": "https://x/y.jpg"}},
+                ],
+            }
+        ],
     ),
-    ("several text parts joined", [{"role": "user", "parts": [{"text": "a"}, {"text": "b"}]}],
-     [{"role": "user", "content": "a\nb"}]),
+    (
+        "several text parts joined",
+        [{"role": "user", "parts": [{"text": "a"}, {"text": "b"}]}],
+        [{"role": "user", "content": "a\nb"}],
+    ),
     ("no role is user", [{"parts": [{"text": "a"}]}], [{"role": "user", "content": "a"}]),
     (
         "model text, thought dropped, signature ignored",
-        [USER_HI, {"role": "model", "parts": [{"text": "secret", "thought": True}, {"text": "Hel", "thoughtSignature": "sig"}, {"text": "lo"}]}],
+        [
+            USER_HI,
+            {
+                "role": "model",
+                "parts": [
+                    {"text": "secret", "thought": True},
+                    {"text": "Hel", "thoughtSignature": "sig"},
+                    {"text": "lo"},
+                ],
+            },
+        ],
         [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello"}],
     ),
     (
         "call and response with ids (Gemini CLI)",
         [
             USER_HI,
-            {"role": "model", "parts": [{"functionCall": {"id": "read__c1", "name": "read", "args": {"p": "a.txt"}}, "thoughtSignature": "s"}]},
-            {"role": "user", "parts": [{"functionResponse": {"id": "read__c1", "name": "read", "response": {"output": "x"}}}]},
+            {
+                "role": "model",
+                "parts": [
+                    {
+                        "functionCall": {"id": "read__c1", "name": "read", "args": {"p": "a.txt"}},
+                        "thoughtSignature": "s",
+                    }
+                ],
+            },
+            {
+                "role": "user",
+                "parts": [{"functionResponse": {"id": "read__c1", "name": "read", "response": {"output": "x"}}}],
+            },
         ],
         [
             {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "read__c1", "type": "function", "function": {"name": "read", "arguments": '{"p":"a.txt"}'}}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "read__c1", "type": "function", "function": {"name": "read", "arguments": '{"p":"a.txt"}'}}
+                ],
+            },
             {"role": "tool", "tool_call_id": "read__c1", "content": '{"output":"x"}'},
         ],
     ),
@@ -115,26 +185,36 @@ CONTENT_CASES = [
         "parallel calls without ids pair by name and order",
         [
             USER_HI,
-            {"role": "model", "parts": [
-                {"text": "checking"},
-                {"functionCall": {"name": "read", "args": {"p": 1}}},
-                {"functionCall": {"name": "ls"}},
-                {"functionCall": {"name": "read", "args": {"p": 2}}},
-            ]},
-            {"role": "function", "parts": [
-                {"functionResponse": {"name": "ls", "response": {"r": "ls"}}},
-                {"functionResponse": {"name": "read", "response": {"r": 1}}},
-                {"functionResponse": {"name": "read", "response": {"r": 2}}},
-                {"text": "go on"},
-            ]},
+            {
+                "role": "model",
+                "parts": [
+                    {"text": "checking"},
+                    {"functionCall": {"name": "read", "args": {"p": 1}}},
+                    {"functionCall": {"name": "ls"}},
+                    {"functionCall": {"name": "read", "args": {"p": 2}}},
+                ],
+            },
+            {
+                "role": "function",
+                "parts": [
+                    {"functionResponse": {"name": "ls", "response": {"r": "ls"}}},
+                    {"functionResponse": {"name": "read", "response": {"r": 1}}},
+                    {"functionResponse": {"name": "read", "response": {"r": 2}}},
+                    {"text": "go on"},
+                ],
+            },
         ],
         [
             {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": "checking", "tool_calls": [
-                {"id": "call_read_0", "type": "function", "function": {"name": "read", "arguments": '{"p":1}'}},
-                {"id": "call_ls_1", "type": "function", "function": {"name": "ls", "arguments": "{}"}},
-                {"id": "call_read_2", "type": "function", "function": {"name": "read", "arguments": '{"p":2}'}},
-            ]},
+            {
+                "role": "assistant",
+                "content": "checking",
+                "tool_calls": [
+                    {"id": "call_read_0", "type": "function", "function": {"name": "read", "arguments": '{"p":1}'}},
+                    {"id": "call_ls_1", "type": "function", "function": {"name": "ls", "arguments": "{}"}},
+                    {"id": "call_read_2", "type": "function", "function": {"name": "read", "arguments": '{"p":2}'}},
+                ],
+            },
             {"role": "tool", "tool_call_id": "call_ls_1", "content": '{"r":"ls"}'},
             {"role": "tool", "tool_call_id": "call_read_0", "content": '{"r":1}'},
             {"role": "tool", "tool_call_id": "call_read_2", "content": '{"r":2}'},
@@ -145,35 +225,64 @@ CONTENT_CASES = [
         "response before its text, unknown parts and empty turns skipped",
         [
             USER_HI,
-            {"role": "model", "parts": [{"functionCall": {"name": "run", "args": {}}}, {"executableCode": {"code": "1"}}]},
+            {
+                "role": "model",
+                "parts": [{"functionCall": {"name": "run", "args": {}}}, {"executableCode": {"code": "1"}}],
+            },
             {"role": "user", "parts": [{"text": "and"}, {"functionResponse": {"name": "run", "response": {}}}]},
             {"role": "model", "parts": [{"text": "only thought", "thought": True}]},
             {"role": "user", "parts": []},
         ],
         [
             {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "call_run_0", "type": "function", "function": {"name": "run", "arguments": "{}"}}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "call_run_0", "type": "function", "function": {"name": "run", "arguments": "{}"}}
+                ],
+            },
             {"role": "tool", "tool_call_id": "call_run_0", "content": "{}"},
             {"role": "user", "content": "and"},
         ],
     ),
     (
         "text media decoded, other media noted, nested tool media follow the tool message",
-        [{"role": "user", "parts": [
-            {"inlineData": {"mimeType": "text/plain", "data": "aMOpbGxv"}},
-            {"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0="}},
-            {"fileData": {"mimeType": "video/mp4", "fileUri": "gs://b/v.mp4"}},
-            {"functionResponse": {"id": "c9", "name": "read_file", "response": {"output": "img"}, "parts": [IMAGE]}},
-        ]}],
+        [
+            {
+                "role": "user",
+                "parts": [
+                    {"inlineData": {"mimeType": "text/plain", "data": "aMOpbGxv"}},
+                    {"inlineData": {"mimeType": "application/pdf", "data": "JVBERi0="}},
+                    {"fileData": {"mimeType": "video/mp4", "fileUri": "gs://b/v.mp4"}},
+                    {
+                        "functionResponse": {
+                            "id": "c9",
+                            "name": "read_file",
+                            "response": {"output": "img"},
+                            "parts": [IMAGE],
+                        }
+                    },
+                ],
+            }
+        ],
         [
             {"role": "tool", "tool_call_id": "c9", "content": '{"output":"img"}'},
-            {"role": "user", "content": [
-                {"type": "text", "text": "héllo"},
-                {"type": "text", "text": "[application/pdf data left out: this gateway passes on text and images only]"},
-                {"type": "text", "text": "[video/mp4 file gs://b/v.mp4 left out: this gateway passes on text and images only]"},
-                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR"}},
-            ]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "héllo"},
+                    {
+                        "type": "text",
+                        "text": "[application/pdf data left out: this gateway passes on text and images only]",
+                    },
+                    {
+                        "type": "text",
+                        "text": "[video/mp4 file gs://b/v.mp4 left out: this gateway passes on text and images only]",
+                    },
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR"}},
+                ],
+            },
         ],
     ),
     (
@@ -212,11 +321,13 @@ JSON_SCHEMA = {
 }
 RAW_SCHEMA = {"type": "object", "properties": {"cmd": {"type": ["string", "null"]}}, "additionalProperties": False}
 TOOLS = [
-    {"functionDeclarations": [
-        {"name": "read", "description": "Read a file", "parameters": GEMINI_SCHEMA},
-        {"name": "shell", "parametersJsonSchema": RAW_SCHEMA},
-        {"name": "noargs"},
-    ]},
+    {
+        "functionDeclarations": [
+            {"name": "read", "description": "Read a file", "parameters": GEMINI_SCHEMA},
+            {"name": "shell", "parametersJsonSchema": RAW_SCHEMA},
+            {"name": "noargs"},
+        ]
+    },
     {"googleSearch": {}},
     {"codeExecution": {}},
 ]
@@ -243,12 +354,19 @@ TOOL_CHOICE_CASES = [
     ("NONE", {"mode": "NONE"}, "none", 3),
     ("VALIDATED", {"mode": "VALIDATED"}, "auto", 3),
     ("no mode", {}, "auto", 3),
-    ("ANY one name", {"mode": "ANY", "allowedFunctionNames": ["shell"]}, {"type": "function", "function": {"name": "shell"}}, 3),
+    (
+        "ANY one name",
+        {"mode": "ANY", "allowedFunctionNames": ["shell"]},
+        {"type": "function", "function": {"name": "shell"}},
+        3,
+    ),
     ("ANY two names", {"mode": "ANY", "allowedFunctionNames": ["shell", "read"]}, "required", 2),
 ]
 
 
-@pytest.mark.parametrize(("config", "choice", "count"), [c[1:] for c in TOOL_CHOICE_CASES], ids=[c[0] for c in TOOL_CHOICE_CASES])
+@pytest.mark.parametrize(
+    ("config", "choice", "count"), [c[1:] for c in TOOL_CHOICE_CASES], ids=[c[0] for c in TOOL_CHOICE_CASES]
+)
 def test_tool_config(config: dict[str, Any], choice: Any, count: int) -> None:
     chat = _chat(tools=TOOLS, toolConfig={"functionCallingConfig": config})
     assert chat["tool_choice"] == choice
@@ -264,20 +382,37 @@ INVALID_CASES = [
     ("contents[0].parts", {"contents": [{"parts": "hi"}]}),
     ("contents[0].parts[0]", {"contents": [{"parts": ["hi"]}]}),
     ("contents[0].parts[0].text", {"contents": [{"parts": [{"text": 1}]}]}),
-    ("contents[0].parts[0].inlineData.data", {"contents": [{"parts": [{"inlineData": {"mimeType": "text/plain", "data": "*"}}]}]}),
-    ("contents[0].parts[0].functionResponse.parts[0].inlineData.mimeType",
-     {"contents": [{"parts": [{"functionResponse": {"name": "r", "parts": [{"inlineData": {"data": "x"}}]}}]}]}),
+    (
+        "contents[0].parts[0].inlineData.data",
+        {"contents": [{"parts": [{"inlineData": {"mimeType": "text/plain", "data": "*"}}]}]},
+    ),
+    (
+        "contents[0].parts[0].functionResponse.parts[0].inlineData.mimeType",
+        {"contents": [{"parts": [{"functionResponse": {"name": "r", "parts": [{"inlineData": {"data": "x"}}]}}]}]},
+    ),
     ("contents[0].parts[0].inlineData.data", {"contents": [{"parts": [{"inlineData": {"mimeType": "image/png"}}]}]}),
     ("contents[0].parts[0].fileData.fileUri", {"contents": [{"parts": [{"fileData": {}}]}]}),
     ("contents", {"contents": [{"role": "model", "parts": [{"text": "t", "thought": True}]}]}),
-    ("contents[0].parts[0].functionCall.name", {"contents": [{"role": "model", "parts": [{"functionCall": {"args": {}}}]}]}),
-    ("contents[0].parts[0].functionCall.args", {"contents": [{"role": "model", "parts": [{"functionCall": {"name": "a", "args": "x"}}]}]}),
+    (
+        "contents[0].parts[0].functionCall.name",
+        {"contents": [{"role": "model", "parts": [{"functionCall": {"args": {}}}]}]},
+    ),
+    (
+        "contents[0].parts[0].functionCall.args",
+        {"contents": [{"role": "model", "parts": [{"functionCall": {"name": "a", "args": "x"}}]}]},
+    ),
     ("contents[0].parts[0].functionResponse.name", {"contents": [{"parts": [{"functionResponse": {"response": {}}}]}]}),
     ("systemInstruction", {"contents": [USER_HI], "systemInstruction": 3}),
     ("tools", {"contents": [USER_HI], "tools": {}}),
     ("tools[0].functionDeclarations[0].name", {"contents": [USER_HI], "tools": [{"functionDeclarations": [{}]}]}),
-    ("tools[0].functionDeclarations[0].parameters", {"contents": [USER_HI], "tools": [{"functionDeclarations": [{"name": "a", "parameters": []}]}]}),
-    ("toolConfig.functionCallingConfig.mode", {"contents": [USER_HI], "tools": TOOLS, "toolConfig": {"functionCallingConfig": {"mode": "SOMETIMES"}}}),
+    (
+        "tools[0].functionDeclarations[0].parameters",
+        {"contents": [USER_HI], "tools": [{"functionDeclarations": [{"name": "a", "parameters": []}]}]},
+    ),
+    (
+        "toolConfig.functionCallingConfig.mode",
+        {"contents": [USER_HI], "tools": TOOLS, "toolConfig": {"functionCallingConfig": {"mode": "SOMETIMES"}}},
+    ),
     ("generationConfig", {"contents": [USER_HI], "generationConfig": []}),
     ("generationConfig.temperature", {"contents": [USER_HI], "generationConfig": {"temperature": "hot"}}),
     ("generationConfig.maxOutputTokens", {"contents": [USER_HI], "generationConfig": {"maxOutputTokens": 1.5}}),
@@ -342,8 +477,16 @@ def test_render_error(status: int, type_: str, name: str) -> None:
 
 
 def _answer(**fields: Any) -> Answer:
-    base: dict[str, Any] = {"id": "chatcmpl-9", "model": "up", "text": "", "reasoning": "", "tool_calls": (),
-                            "finish_reason": "stop", "input_tokens": 11, "output_tokens": 4}
+    base: dict[str, Any] = {
+        "id": "chatcmpl-9",
+        "model": "up",
+        "text": "",
+        "reasoning": "",
+        "tool_calls": (),
+        "finish_reason": "stop",
+        "input_tokens": 11,
+        "output_tokens": 4,
+    }
     return Answer(**{**base, **fields})
 
 
@@ -356,14 +499,34 @@ ANSWER_CASES = [
     ("length", {"text": "Hel", "finish_reason": "length"}, [{"text": "Hel"}], "MAX_TOKENS"),
     ("content_filter", {"finish_reason": "content_filter"}, [], "SAFETY"),
     ("unknown reason", {"text": "x", "finish_reason": "eos"}, [{"text": "x"}], "STOP"),
-    ("one call", {"tool_calls": (CALL_A,), "finish_reason": "tool_calls"},
-     [{"functionCall": {"name": "read", "args": {"p": "a.txt"}, "id": "call_a"}}], "STOP"),
-    ("parallel calls and text", {"text": "ok", "tool_calls": (CALL_A, CALL_B), "finish_reason": "tool_calls"},
-     [{"text": "ok"}, {"functionCall": {"name": "read", "args": {"p": "a.txt"}, "id": "call_a"}},
-      {"functionCall": {"name": "ls", "args": {}, "id": "call_b"}}], "STOP"),
-    ("malformed args", {"tool_calls": (ToolCall("c", "x", "{oops"), CALL_A), "finish_reason": "tool_calls"},
-     [{"functionCall": {"name": "read", "args": {"p": "a.txt"}, "id": "call_a"}}], "MALFORMED_FUNCTION_CALL"),
-    ("array args", {"tool_calls": (ToolCall("c", "x", "[1]"),), "finish_reason": "tool_calls"}, [], "MALFORMED_FUNCTION_CALL"),
+    (
+        "one call",
+        {"tool_calls": (CALL_A,), "finish_reason": "tool_calls"},
+        [{"functionCall": {"name": "read", "args": {"p": "a.txt"}, "id": "call_a"}}],
+        "STOP",
+    ),
+    (
+        "parallel calls and text",
+        {"text": "ok", "tool_calls": (CALL_A, CALL_B), "finish_reason": "tool_calls"},
+        [
+            {"text": "ok"},
+            {"functionCall": {"name": "read", "args": {"p": "a.txt"}, "id": "call_a"}},
+            {"functionCall": {"name": "ls", "args": {}, "id": "call_b"}},
+        ],
+        "STOP",
+    ),
+    (
+        "malformed args",
+        {"tool_calls": (ToolCall("c", "x", "{oops"), CALL_A), "finish_reason": "tool_calls"},
+        [{"functionCall": {"name": "read", "args": {"p": "a.txt"}, "id": "call_a"}}],
+        "MALFORMED_FUNCTION_CALL",
+    ),
+    (
+        "array args",
+        {"tool_calls": (ToolCall("c", "x", "[1]"),), "finish_reason": "tool_calls"},
+        [],
+        "MALFORMED_FUNCTION_CALL",
+    ),
 ]
 
 
@@ -383,10 +546,19 @@ def test_from_chat(fields: dict[str, Any], parts: list[Any], reason: str) -> Non
 
 
 def _chunk(delta: dict[str, Any] | None = None, finish: str | None = None, usage: dict[str, int] | None = None) -> str:
-    body: dict[str, Any] = {"id": "chatcmpl-7", "object": "chat.completion.chunk", "created": 1, "model": "up",
-                            "choices": [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    body: dict[str, Any] = {
+        "id": "chatcmpl-7",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "up",
+        "choices": [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
     if usage is not None:
-        body["usage"] = {"prompt_tokens": usage["in"], "completion_tokens": usage["out"], "total_tokens": usage["in"] + usage["out"]}
+        body["usage"] = {
+            "prompt_tokens": usage["in"],
+            "completion_tokens": usage["out"],
+            "total_tokens": usage["in"] + usage["out"],
+        }
     return "data: " + json.dumps(body, ensure_ascii=False) + "\n\n"
 
 
@@ -403,17 +575,36 @@ def _call(index: int, args: str, call_id: str | None = None, name: str | None = 
 
 
 STREAMS: dict[str, str] = {
-    "text": _chunk({"role": "assistant", "content": ""}) + _chunk({"content": "Héllo"}) + _chunk({"content": ", wörld\u2028!"})
-    + _chunk({}, "stop") + _chunk(None, usage=USAGE) + DONE,
-    "reasoning_text": _chunk({"role": "assistant", "reasoning_content": "Let me "}) + _chunk({"reasoning_content": "think"})
-    + _chunk({"content": "42"}) + _chunk({}, "stop") + _chunk(None, usage=USAGE) + DONE,
-    "one_tool": _chunk({"role": "assistant", "content": "Reading"}) + _chunk(_call(0, "", "call_x1", "read_file"))
-    + _chunk(_call(0, '{"pa')) + _chunk(_call(0, 'th":"a.')) + _chunk(_call(0, 'txt"}')) + _chunk({}, "tool_calls")
-    + _chunk(None, usage=USAGE) + DONE,
-    "parallel_tools": _chunk({"role": "assistant"}) + _chunk(_call(0, '{"p":', "call_1", "read")) + _chunk(_call(0, "1}"))
-    + _chunk(_call(1, "", "call_2", "ls")) + _chunk(_call(1, '{"d":"."}')) + _chunk({}, "tool_calls")
-    + _chunk(None, usage=USAGE) + DONE,
-    "length_no_done": _chunk({"role": "assistant", "content": "trunc"}) + _chunk({"content": "ated"}, "length")
+    "text": _chunk({"role": "assistant", "content": ""})
+    + _chunk({"content": "Héllo"})
+    + _chunk({"content": ", wörld\u2028!"})
+    + _chunk({}, "stop")
+    + _chunk(None, usage=USAGE)
+    + DONE,
+    "reasoning_text": _chunk({"role": "assistant", "reasoning_content": "Let me "})
+    + _chunk({"reasoning_content": "think"})
+    + _chunk({"content": "42"})
+    + _chunk({}, "stop")
+    + _chunk(None, usage=USAGE)
+    + DONE,
+    "one_tool": _chunk({"role": "assistant", "content": "Reading"})
+    + _chunk(_call(0, "", "call_x1", "read_file"))
+    + _chunk(_call(0, '{"pa'))
+    + _chunk(_call(0, 'th":"a.'))
+    + _chunk(_call(0, 'txt"}'))
+    + _chunk({}, "tool_calls")
+    + _chunk(None, usage=USAGE)
+    + DONE,
+    "parallel_tools": _chunk({"role": "assistant"})
+    + _chunk(_call(0, '{"p":', "call_1", "read"))
+    + _chunk(_call(0, "1}"))
+    + _chunk(_call(1, "", "call_2", "ls"))
+    + _chunk(_call(1, '{"d":"."}'))
+    + _chunk({}, "tool_calls")
+    + _chunk(None, usage=USAGE)
+    + DONE,
+    "length_no_done": _chunk({"role": "assistant", "content": "trunc"})
+    + _chunk({"content": "ated"}, "length")
     + _chunk(None, usage=USAGE),
     "finish_no_usage_no_done": _chunk({"content": "a"}) + _chunk({}, "stop"),
     "crlf_framing": (_chunk({"content": "x"}) + _chunk({}, "content_filter") + DONE).replace("\n", "\r\n"),
@@ -422,12 +613,27 @@ STREAMS: dict[str, str] = {
 # What a client sees once it has read a stream: (thought?, text) runs, calls, finish, usage.
 EXPECTED: dict[str, dict[str, Any]] = {
     "text": {"texts": [(False, "Héllo, wörld\u2028!")], "calls": [], "finish": "STOP", "usage": (21, 9)},
-    "reasoning_text": {"texts": [(True, "Let me think"), (False, "42")], "calls": [], "finish": "STOP", "usage": (21, 9)},
-    "one_tool": {"texts": [(False, "Reading")], "calls": [{"name": "read_file", "args": {"path": "a.txt"}, "id": "call_x1"}],
-                 "finish": "STOP", "usage": (21, 9)},
-    "parallel_tools": {"texts": [], "calls": [{"name": "read", "args": {"p": 1}, "id": "call_1"},
-                                              {"name": "ls", "args": {"d": "."}, "id": "call_2"}],
-                       "finish": "STOP", "usage": (21, 9)},
+    "reasoning_text": {
+        "texts": [(True, "Let me think"), (False, "42")],
+        "calls": [],
+        "finish": "STOP",
+        "usage": (21, 9),
+    },
+    "one_tool": {
+        "texts": [(False, "Reading")],
+        "calls": [{"name": "read_file", "args": {"path": "a.txt"}, "id": "call_x1"}],
+        "finish": "STOP",
+        "usage": (21, 9),
+    },
+    "parallel_tools": {
+        "texts": [],
+        "calls": [
+            {"name": "read", "args": {"p": 1}, "id": "call_1"},
+            {"name": "ls", "args": {"d": "."}, "id": "call_2"},
+        ],
+        "finish": "STOP",
+        "usage": (21, 9),
+    },
     "length_no_done": {"texts": [(False, "truncated")], "calls": [], "finish": "MAX_TOKENS", "usage": (21, 9)},
     "finish_no_usage_no_done": {"texts": [(False, "a")], "calls": [], "finish": "STOP", "usage": (0, 0)},
     "crlf_framing": {"texts": [(False, "x")], "calls": [], "finish": "SAFETY", "usage": (0, 0)},
@@ -469,8 +675,12 @@ def _seen(events: list[dict[str, Any]]) -> dict[str, Any]:
     last = events[-1]
     usage = last["usageMetadata"]
     assert usage["totalTokenCount"] == usage["promptTokenCount"] + usage["candidatesTokenCount"]
-    return {"texts": texts, "calls": calls, "finish": last["candidates"][0]["finishReason"],
-            "usage": (usage["promptTokenCount"], usage["candidatesTokenCount"])}
+    return {
+        "texts": texts,
+        "calls": calls,
+        "finish": last["candidates"][0]["finishReason"],
+        "usage": (usage["promptTokenCount"], usage["candidatesTokenCount"]),
+    }
 
 
 def _run(stream: bytes, cuts: list[int], sse: bool) -> bytes:
@@ -558,7 +768,11 @@ def test_cut_at_every_point_fails_without_the_normal_end(name: str, sse: bool) -
 
 @pytest.mark.parametrize("sse", [True, False], ids=["sse", "array"])
 def test_upstream_error_event_ends_at_once(sse: bool) -> None:
-    stream = _chunk({"content": "par"}) + 'data: {"error":{"message":"overloaded","type":"server_error"}}\n\n' + _chunk({"content": "x"}, "stop")
+    stream = (
+        _chunk({"content": "par"})
+        + 'data: {"error":{"message":"overloaded","type":"server_error"}}\n\n'
+        + _chunk({"content": "x"}, "stop")
+    )
     translator = GeminiStream("served", sse=sse)
     out = translator.feed(stream.encode())
     _assert_failed(out, sse, "overloaded")
@@ -567,13 +781,19 @@ def test_upstream_error_event_ends_at_once(sse: bool) -> None:
 
 
 def test_fail_before_anything() -> None:
-    assert json.loads(GeminiStream("m", sse=False).fail("x")) == [{"error": {"code": 500, "message": "x", "status": "INTERNAL"}}]
-    assert json.loads(GeminiStream("m", sse=True).fail("x")) == {"error": {"code": 500, "message": "x", "status": "INTERNAL"}}
+    assert json.loads(GeminiStream("m", sse=False).fail("x")) == [
+        {"error": {"code": 500, "message": "x", "status": "INTERNAL"}}
+    ]
+    assert json.loads(GeminiStream("m", sse=True).fail("x")) == {
+        "error": {"code": 500, "message": "x", "status": "INTERNAL"}
+    }
 
 
 def test_last_event_without_blank_line_is_flushed_at_end() -> None:
     translator = GeminiStream("served", sse=True)
-    out = translator.feed(b'data: {"id":"chatcmpl-7","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}')
+    out = translator.feed(
+        b'data: {"id":"chatcmpl-7","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}'
+    )
     assert out == b"" and not translator.complete
     events = _events(translator.end(), True)
     assert events[0]["candidates"][0]["content"]["parts"] == [{"text": "a"}]
@@ -584,10 +804,15 @@ def test_malformed_streamed_arguments() -> None:
     stream = _chunk(_call(0, '{"a":', "c1", "f")) + _chunk({}, "tool_calls")
     translator = GeminiStream("served", sse=True)
     events = _events(translator.feed(stream.encode()) + translator.end(), True)
-    assert events[-1]["candidates"][0] == {"content": {"role": "model", "parts": []}, "finishReason": "MALFORMED_FUNCTION_CALL", "index": 0}
+    assert events[-1]["candidates"][0] == {
+        "content": {"role": "model", "parts": []},
+        "finishReason": "MALFORMED_FUNCTION_CALL",
+        "index": 0,
+    }
 
 
 # ---------------------------------------------------------------- the real SDK reads it back
+
 
 def _sdk() -> Any:
     try:
@@ -618,7 +843,9 @@ def test_sdk_reads_the_stream(name: str) -> None:
     translator = GeminiStream("served", sse=True)
     body = translator.feed(STREAMS[name].encode()) + translator.end()
     seen: list[str] = []
-    chunks = list(_client(body, "text/event-stream", seen).models.generate_content_stream(model="gemini-x", contents="hi"))
+    chunks = list(
+        _client(body, "text/event-stream", seen).models.generate_content_stream(model="gemini-x", contents="hi")
+    )
     assert seen == ["http://gateway/v1/models/gemini-x:streamGenerateContent?alt=sse"]
     expected = EXPECTED[name]
     text = "".join(c.text or "" for c in chunks)
@@ -638,7 +865,7 @@ def test_sdk_raises_on_a_failed_stream(cut: int) -> None:
     seen: list[str] = []
     client = _client(body, "text/event-stream", seen)
     got = []
-    with pytest.raises(errors.ServerError) as raised:
+    with pytest.raises(errors.ServerError) as raised:  # noqa: PT012 - the error comes while iterating
         for chunk in client.models.generate_content_stream(model="gemini-x", contents="hi"):
             got.append(chunk)
     assert raised.value.code == 500 and raised.value.message == "stream cut } {" and raised.value.status == "INTERNAL"
@@ -646,7 +873,9 @@ def test_sdk_raises_on_a_failed_stream(cut: int) -> None:
 
 
 def test_sdk_reads_the_answer_and_models() -> None:
-    body = json.dumps(from_chat(_answer(text="Hi", reasoning="hm", tool_calls=(CALL_A,), finish_reason="tool_calls"), "served")).encode()
+    body = json.dumps(
+        from_chat(_answer(text="Hi", reasoning="hm", tool_calls=(CALL_A,), finish_reason="tool_calls"), "served")
+    ).encode()
     seen: list[str] = []
     response = _client(body, "application/json", seen).models.generate_content(model="gemini-x", contents="hi")
     assert response.text == "Hi" and response.function_calls[0].args == {"p": "a.txt"}
@@ -655,7 +884,9 @@ def test_sdk_reads_the_answer_and_models() -> None:
     assert model.name == "models/llama" and "generateContent" in model.supported_actions
     listed = list(_client(json.dumps(gemini_models(["a", "b"])).encode(), "application/json", seen).models.list())
     assert [m.name for m in listed] == ["models/a", "models/b"]
-    counted = _client(b'{"totalTokens": 3}', "application/json", seen).models.count_tokens(model="gemini-x", contents="hi")
+    counted = _client(b'{"totalTokens": 3}', "application/json", seen).models.count_tokens(
+        model="gemini-x", contents="hi"
+    )
     assert counted.total_tokens == 3
 
 
@@ -666,19 +897,31 @@ def test_sdk_raises_the_error_body() -> None:
     def handler(request: Any) -> Any:
         return hx.Response(429, json=render_error(429, "rate_limit_error", "slow down"))
 
-    client = sdk.Client(api_key="t", http_options=types.HttpOptions(
-        base_url="http://gateway", httpx_client=hx.Client(transport=hx.MockTransport(handler)),
-        retry_options=types.HttpRetryOptions(attempts=1)))
+    client = sdk.Client(
+        api_key="t",
+        http_options=types.HttpOptions(
+            base_url="http://gateway",
+            httpx_client=hx.Client(transport=hx.MockTransport(handler)),
+            retry_options=types.HttpRetryOptions(attempts=1),
+        ),
+    )
     with pytest.raises(errors.ClientError) as raised:
         client.models.generate_content(model="gemini-x", contents="hi")
-    assert raised.value.code == 429 and raised.value.status == "RESOURCE_EXHAUSTED" and raised.value.message == "slow down"
+    assert (
+        raised.value.code == 429 and raised.value.status == "RESOURCE_EXHAUSTED" and raised.value.message == "slow down"
+    )
 
 
 def test_snake_case_field_names_read_as_camel_case_and_the_callers_keys_are_kept():
     # google-genai sends some proto field names as they are (parameters_json_schema, mime_type).
     schema = {"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}
     body = {
-        "contents": [{"role": "user", "parts": [{"text": "hi"}, {"inline_data": {"mime_type": "image/png", "data": "iVBORw0KGgo="}}]}],
+        "contents": [
+            {
+                "role": "user",
+                "parts": [{"text": "hi"}, {"inline_data": {"mime_type": "image/png", "data": "iVBORw0KGgo="}}],
+            }
+        ],
         "tools": [{"function_declarations": [{"name": "read_file", "parameters_json_schema": schema}]}],
         "generation_config": {"max_output_tokens": 7, "thinking_config": {"thinking_budget": 0}},
         "system_instruction": {"parts": [{"text": "be brief"}]},

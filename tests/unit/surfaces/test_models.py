@@ -18,13 +18,22 @@ from gateway.surfaces.models import (
 
 CREATED = 1755000000
 CREATED_AT = "2025-01-01T00:00:00Z"
-ENTRIES = [("auto", "fllmapi"), ("llama-3.3-70b", "groq"), ("gemini-2.5-flash", "gemini"), ("llama-3.3-70b", "cerebras")]
+ENTRIES = [
+    ("auto", "fllmapi"),
+    ("llama-3.3-70b", "groq"),
+    ("gemini-2.5-flash", "gemini"),
+    ("llama-3.3-70b", "cerebras"),
+]
 
 
 @pytest.mark.parametrize(
     ("entries", "ids_owners"),
     [
-        pytest.param(ENTRIES, [("auto", "fllmapi"), ("llama-3.3-70b", "groq"), ("gemini-2.5-flash", "gemini")], id="once-first-owner"),
+        pytest.param(
+            ENTRIES,
+            [("auto", "fllmapi"), ("llama-3.3-70b", "groq"), ("gemini-2.5-flash", "gemini")],
+            id="once-first-owner",
+        ),
         pytest.param([("auto", "fllmapi")], [("auto", "fllmapi")], id="auto-only"),
         pytest.param([], [], id="empty"),
     ],
@@ -38,7 +47,12 @@ def test_openai_models(entries, ids_owners):
 
 
 def test_openai_model():
-    assert openai_model(("gpt-4o", "openai"), CREATED) == {"id": "gpt-4o", "object": "model", "created": CREATED, "owned_by": "openai"}
+    assert openai_model(("gpt-4o", "openai"), CREATED) == {
+        "id": "gpt-4o",
+        "object": "model",
+        "created": CREATED,
+        "owned_by": "openai",
+    }
 
 
 @pytest.mark.parametrize(
@@ -69,16 +83,24 @@ def test_anthropic_model():
 
 def _transport(routes, http=httpx):
     def handler(request):
-        return http.Response(200, content=json.dumps(routes[request.url.path]), headers={"content-type": "application/json"})
+        return http.Response(
+            200, content=json.dumps(routes[request.url.path]), headers={"content-type": "application/json"}
+        )
 
     return http.MockTransport(handler)
 
 
 def test_openai_sdk_reads_them():
     openai = pytest.importorskip("openai")
-    routes = {"/v1/models": openai_models(ENTRIES, CREATED), "/v1/models/groq-model": openai_model(("groq-model", "groq"), CREATED)}
+    routes = {
+        "/v1/models": openai_models(ENTRIES, CREATED),
+        "/v1/models/groq-model": openai_model(("groq-model", "groq"), CREATED),
+    }
     client = openai.OpenAI(
-        api_key="t", base_url="http://gateway.test/v1", http_client=httpx.Client(transport=_transport(routes)), _strict_response_validation=True
+        api_key="t",
+        base_url="http://gateway.test/v1",
+        http_client=httpx.Client(transport=_transport(routes)),
+        _strict_response_validation=True,
     )
 
     assert [m.id for m in client.models.list()] == ["auto", "llama-3.3-70b", "gemini-2.5-flash"]
@@ -88,7 +110,10 @@ def test_openai_sdk_reads_them():
 def test_anthropic_sdk_reads_them():
     anthropic = pytest.importorskip("anthropic")
     httpx2 = pytest.importorskip("httpx2")  # anthropic 2.x speaks httpx2 and refuses httpx objects
-    routes = {"/v1/models": anthropic_models(["auto", "a", "b"], CREATED_AT), "/v1/models/a": anthropic_model("a", CREATED_AT)}
+    routes = {
+        "/v1/models": anthropic_models(["auto", "a", "b"], CREATED_AT),
+        "/v1/models/a": anthropic_model("a", CREATED_AT),
+    }
     client = anthropic.Anthropic(
         api_key="t",
         base_url="http://gateway.test",

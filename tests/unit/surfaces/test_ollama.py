@@ -142,7 +142,11 @@ def test_chat_request_top_level(body, expected):
             ],
             [
                 USER,
-                {"role": "assistant", "content": None, "tool_calls": [_openai_call("call_0", "get_weather", '{"city":"Paris"}')]},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [_openai_call("call_0", "get_weather", '{"city":"Paris"}')],
+                },
                 {"role": "tool", "tool_call_id": "call_0", "content": "22C"},
             ],
             id="tool-round-trip",
@@ -152,7 +156,7 @@ def test_chat_request_top_level(body, expected):
                 {
                     "role": "assistant",
                     "content": "checking",
-                    "tool_calls": [_call("a", {"x": 1}), _call("b", "{\"y\":2}"), _call("c", None)],
+                    "tool_calls": [_call("a", {"x": 1}), _call("b", '{"y":2}'), _call("c", None)],
                 },
                 {"role": "tool", "content": "A"},
                 {"role": "tool", "content": "B"},
@@ -181,7 +185,11 @@ def test_chat_request_top_level(body, expected):
                 {"role": "tool", "content": "A", "tool_name": "a"},
             ],
             [
-                {"role": "assistant", "content": None, "tool_calls": [_openai_call("call_0", "a", "{}"), _openai_call("call_1", "b", "{}")]},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [_openai_call("call_0", "a", "{}"), _openai_call("call_1", "b", "{}")],
+                },
                 {"role": "tool", "tool_call_id": "call_1", "content": "B"},
                 {"role": "tool", "tool_call_id": "call_0", "content": "A"},
             ],
@@ -194,7 +202,11 @@ def test_chat_request_top_level(body, expected):
                 {"role": "tool", "content": "first", "tool_call_id": "x1", "tool_name": "a"},
             ],
             [
-                {"role": "assistant", "content": None, "tool_calls": [_openai_call("x1", "a", "{}"), _openai_call("x2", "a", "{}")]},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [_openai_call("x1", "a", "{}"), _openai_call("x2", "a", "{}")],
+                },
                 {"role": "tool", "tool_call_id": "x2", "content": "second"},
                 {"role": "tool", "tool_call_id": "x1", "content": "first"},
             ],
@@ -256,7 +268,14 @@ WEATHER_TOOL = {
         pytest.param({"tools": [WEATHER_TOOL]}, {"tools": [WEATHER_TOOL]}, id="tools"),
         pytest.param(
             {"tools": [{"function": {"name": "now"}}]},
-            {"tools": [{"type": "function", "function": {"name": "now", "parameters": {"type": "object", "properties": {}}}}]},
+            {
+                "tools": [
+                    {
+                        "type": "function",
+                        "function": {"name": "now", "parameters": {"type": "object", "properties": {}}},
+                    }
+                ]
+            },
             id="tool-defaults",
         ),
         pytest.param({"tools": []}, {}, id="tools-empty"),
@@ -267,7 +286,10 @@ WEATHER_TOOL = {
             {
                 "response_format": {
                     "type": "json_schema",
-                    "json_schema": {"name": "response", "schema": {"type": "object", "properties": {"a": {"type": "integer"}}}},
+                    "json_schema": {
+                        "name": "response",
+                        "schema": {"type": "object", "properties": {"a": {"type": "integer"}}},
+                    },
                 }
             },
             id="format-schema",
@@ -282,9 +304,15 @@ WEATHER_TOOL = {
         pytest.param({"options": {"seed": 7}}, {"seed": 7}, id="seed"),
         pytest.param({"options": {"stop": ["\n\n", "END"]}}, {"stop": ["\n\n", "END"]}, id="stop"),
         pytest.param({"options": {"stop": "END"}}, {"stop": ["END"]}, id="stop-string"),
-        pytest.param({"options": {"presence_penalty": 0.5, "frequency_penalty": 0.1}}, {"presence_penalty": 0.5, "frequency_penalty": 0.1}, id="penalties"),
         pytest.param(
-            {"options": {"num_ctx": 8192, "repeat_penalty": 1.1, "mirostat": 0, "temperature": None}}, {}, id="unmapped-options"
+            {"options": {"presence_penalty": 0.5, "frequency_penalty": 0.1}},
+            {"presence_penalty": 0.5, "frequency_penalty": 0.1},
+            id="penalties",
+        ),
+        pytest.param(
+            {"options": {"num_ctx": 8192, "repeat_penalty": 1.1, "mirostat": 0, "temperature": None}},
+            {},
+            id="unmapped-options",
         ),
     ],
 )
@@ -304,13 +332,23 @@ def test_chat_request_fields(fields, expected):
         pytest.param({"model": "m", "messages": []}, "messages", id="messages-empty"),
         pytest.param({"model": "m", "messages": "hi"}, "messages", id="messages-not-list"),
         pytest.param({"model": "m", "messages": ["hi"]}, "messages[0]", id="message-not-object"),
-        pytest.param({"model": "m", "messages": [{"role": "robot", "content": "x"}]}, "messages[0].role", id="bad-role"),
-        pytest.param({"model": "m", "messages": [{"content": "x"}]}, "messages[0].role", id="role-missing"),
-        pytest.param({"model": "m", "messages": [{"role": "user", "content": 5}]}, "messages[0].content", id="content-number"),
-        pytest.param({"model": "m", "messages": [{"role": "user", "images": "abc"}]}, "messages[0].images", id="images-not-list"),
-        pytest.param({"model": "m", "messages": [{"role": "user", "images": [1]}]}, "messages[0].images", id="image-not-string"),
         pytest.param(
-            {"model": "m", "messages": [{"role": "assistant", "tool_calls": {"a": 1}}]}, "messages[0].tool_calls", id="tool-calls-not-list"
+            {"model": "m", "messages": [{"role": "robot", "content": "x"}]}, "messages[0].role", id="bad-role"
+        ),
+        pytest.param({"model": "m", "messages": [{"content": "x"}]}, "messages[0].role", id="role-missing"),
+        pytest.param(
+            {"model": "m", "messages": [{"role": "user", "content": 5}]}, "messages[0].content", id="content-number"
+        ),
+        pytest.param(
+            {"model": "m", "messages": [{"role": "user", "images": "abc"}]}, "messages[0].images", id="images-not-list"
+        ),
+        pytest.param(
+            {"model": "m", "messages": [{"role": "user", "images": [1]}]}, "messages[0].images", id="image-not-string"
+        ),
+        pytest.param(
+            {"model": "m", "messages": [{"role": "assistant", "tool_calls": {"a": 1}}]},
+            "messages[0].tool_calls",
+            id="tool-calls-not-list",
         ),
         pytest.param(
             {"model": "m", "messages": [{"role": "assistant", "tool_calls": [{"name": "a"}]}]},
@@ -324,13 +362,23 @@ def test_chat_request_fields(fields, expected):
         ),
         pytest.param({"model": "m", "messages": [USER], "tools": {"a": 1}}, "tools", id="tools-not-list"),
         pytest.param({"model": "m", "messages": [USER], "tools": [{"name": "a"}]}, "tools[0].function", id="tool-flat"),
-        pytest.param({"model": "m", "messages": [USER], "tools": [{"function": {}}]}, "tools[0].function.name", id="tool-unnamed"),
+        pytest.param(
+            {"model": "m", "messages": [USER], "tools": [{"function": {}}]}, "tools[0].function.name", id="tool-unnamed"
+        ),
         pytest.param({"model": "m", "messages": [USER], "format": "xml"}, "format", id="format-unknown"),
         pytest.param({"model": "m", "messages": [USER], "format": 1}, "format", id="format-number"),
         pytest.param({"model": "m", "messages": [USER], "options": [1]}, "options", id="options-not-object"),
-        pytest.param({"model": "m", "messages": [USER], "options": {"temperature": "hot"}}, "options.temperature", id="temperature-string"),
+        pytest.param(
+            {"model": "m", "messages": [USER], "options": {"temperature": "hot"}},
+            "options.temperature",
+            id="temperature-string",
+        ),
         pytest.param({"model": "m", "messages": [USER], "options": {"top_p": True}}, "options.top_p", id="top_p-bool"),
-        pytest.param({"model": "m", "messages": [USER], "options": {"num_predict": 1.5}}, "options.num_predict", id="num_predict-fraction"),
+        pytest.param(
+            {"model": "m", "messages": [USER], "options": {"num_predict": 1.5}},
+            "options.num_predict",
+            id="num_predict-fraction",
+        ),
         pytest.param({"model": "m", "messages": [USER], "options": {"stop": [1]}}, "options.stop", id="stop-numbers"),
         pytest.param({"model": "m", "messages": [USER], "stream": "yes"}, "stream", id="stream-string"),
     ],
@@ -378,17 +426,41 @@ def test_chat_request_invalid(body, param):
             id="images",
         ),
         pytest.param(
-            {"model": "m", "prompt": "hi", "format": "json", "options": {"temperature": 0, "num_predict": 9}, "stream": False},
-            {"model": "m", "messages": [USER], "response_format": {"type": "json_object"}, "temperature": 0, "max_tokens": 9, "stream": False},
+            {
+                "model": "m",
+                "prompt": "hi",
+                "format": "json",
+                "options": {"temperature": 0, "num_predict": 9},
+                "stream": False,
+            },
+            {
+                "model": "m",
+                "messages": [USER],
+                "response_format": {"type": "json_object"},
+                "temperature": 0,
+                "max_tokens": 9,
+                "stream": False,
+            },
             id="format-and-options",
         ),
         pytest.param(
-            {"model": "m", "prompt": "hi", "raw": True, "context": [1, 2], "template": "{{ .Prompt }}", "suffix": "end", "keep_alive": 0, "stream": False},
+            {
+                "model": "m",
+                "prompt": "hi",
+                "raw": True,
+                "context": [1, 2],
+                "template": "{{ .Prompt }}",
+                "suffix": "end",
+                "keep_alive": 0,
+                "stream": False,
+            },
             {"model": "m", "messages": [USER], "stream": False},
             id="ignored-fields",
         ),
         pytest.param(
-            {"model": "m", "stream": False}, {"model": "m", "messages": [{"role": "user", "content": ""}], "stream": False}, id="no-prompt"
+            {"model": "m", "stream": False},
+            {"model": "m", "messages": [{"role": "user", "content": ""}], "stream": False},
+            id="no-prompt",
         ),
     ],
 )
@@ -422,7 +494,9 @@ def test_show_model(body, model):
     assert show_model(body) == model
 
 
-@pytest.mark.parametrize("body", [{}, {"model": ""}, {"model": 1}, "llama3"], ids=["empty", "blank", "number", "not-object"])
+@pytest.mark.parametrize(
+    "body", [{}, {"model": ""}, {"model": 1}, "llama3"], ids=["empty", "blank", "number", "not-object"]
+)
 def test_show_model_invalid(body):
     with pytest.raises(InvalidRequestError):
         show_model(body)
@@ -436,7 +510,14 @@ def _answer(text="", *, reasoning="", calls=(), finish="stop", usage=(11, 7)) ->
     return Answer("chatcmpl-9", "up", text, reasoning, tuple(calls), finish, usage[0], usage[1])
 
 
-METRICS = {"total_duration": 0, "load_duration": 0, "prompt_eval_count": 11, "prompt_eval_duration": 0, "eval_count": 7, "eval_duration": 0}
+METRICS = {
+    "total_duration": 0,
+    "load_duration": 0,
+    "prompt_eval_count": 11,
+    "prompt_eval_duration": 0,
+    "eval_count": 7,
+    "eval_duration": 0,
+}
 
 
 @pytest.mark.parametrize(
@@ -445,22 +526,33 @@ METRICS = {"total_duration": 0, "load_duration": 0, "prompt_eval_count": 11, "pr
         pytest.param(_answer("Hello!"), {"role": "assistant", "content": "Hello!"}, "stop", id="text"),
         pytest.param(_answer(""), {"role": "assistant", "content": ""}, "stop", id="empty-text"),
         pytest.param(_answer("Hel", finish="length"), {"role": "assistant", "content": "Hel"}, "length", id="length"),
-        pytest.param(_answer("no", finish="content_filter"), {"role": "assistant", "content": "no"}, "stop", id="content-filter"),
         pytest.param(
-            _answer("42", reasoning="6*7"), {"role": "assistant", "content": "42", "thinking": "6*7"}, "stop", id="reasoning"
+            _answer("no", finish="content_filter"), {"role": "assistant", "content": "no"}, "stop", id="content-filter"
+        ),
+        pytest.param(
+            _answer("42", reasoning="6*7"),
+            {"role": "assistant", "content": "42", "thinking": "6*7"},
+            "stop",
+            id="reasoning",
         ),
         pytest.param(
             _answer(calls=[ToolCall("call_a", "get_weather", '{"city":"Paris"}')], finish="tool_calls"),
             {
                 "role": "assistant",
                 "content": "",
-                "tool_calls": [{"id": "call_a", "function": {"index": 0, "name": "get_weather", "arguments": {"city": "Paris"}}}],
+                "tool_calls": [
+                    {"id": "call_a", "function": {"index": 0, "name": "get_weather", "arguments": {"city": "Paris"}}}
+                ],
             },
             "stop",
             id="tool-call",
         ),
         pytest.param(
-            _answer("both", calls=[ToolCall("c1", "a", "{}"), ToolCall("c2", "b", ""), ToolCall("c3", "c", '{"x":')], finish="tool_calls"),
+            _answer(
+                "both",
+                calls=[ToolCall("c1", "a", "{}"), ToolCall("c2", "b", ""), ToolCall("c3", "c", '{"x":')],
+                finish="tool_calls",
+            ),
             {
                 "role": "assistant",
                 "content": "both",
@@ -478,7 +570,14 @@ METRICS = {"total_duration": 0, "load_duration": 0, "prompt_eval_count": 11, "pr
 def test_chat_answer(answer, message, reason):
     body = chat_from_chat(answer, "llama-3.3-70b", CREATED)
 
-    assert body == {"model": "llama-3.3-70b", "created_at": CREATED, "message": message, "done": True, "done_reason": reason, **METRICS}
+    assert body == {
+        "model": "llama-3.3-70b",
+        "created_at": CREATED,
+        "message": message,
+        "done": True,
+        "done_reason": reason,
+        **METRICS,
+    }
 
 
 @pytest.mark.parametrize(
@@ -492,7 +591,15 @@ def test_chat_answer(answer, message, reason):
 def test_generate_answer(answer, extra, reason):
     body = generate_from_chat(answer, "m", CREATED)
 
-    assert body == {"model": "m", "created_at": CREATED, **extra, "done": True, "done_reason": reason, **METRICS, "context": []}
+    assert body == {
+        "model": "m",
+        "created_at": CREATED,
+        **extra,
+        "done": True,
+        "done_reason": reason,
+        **METRICS,
+        "context": [],
+    }
 
 
 @pytest.mark.parametrize(
@@ -547,7 +654,9 @@ def _sse(*chunks: dict[str, Any] | str) -> bytes:
     )
 
 
-def _tool_delta(index: int, *, call_id: str | None = None, name: str | None = None, arguments: str = "") -> dict[str, Any]:
+def _tool_delta(
+    index: int, *, call_id: str | None = None, name: str | None = None, arguments: str = ""
+) -> dict[str, Any]:
     call: dict[str, Any] = {"index": index, "function": {"arguments": arguments}}
     if call_id:
         call.update(id=call_id, type="function")
@@ -591,10 +700,10 @@ PARALLEL_STREAM = _sse(
     _usage(50, 30),
     "[DONE]",
 )
-NO_DONE_STREAM = (
-    _sse(_chunk({"content": "short"}), _chunk({}, "length"), _usage(3, 1)).replace(b"\n\n", b"\r\n\r\n")
+NO_DONE_STREAM = _sse(_chunk({"content": "short"}), _chunk({}, "length"), _usage(3, 1)).replace(b"\n\n", b"\r\n\r\n")
+DONE_ONLY_STREAM = _sse(
+    _chunk({"content": "Hi"}), _chunk(_tool_delta(0, call_id="c9", name="now", arguments="{}")), "[DONE]"
 )
-DONE_ONLY_STREAM = _sse(_chunk({"content": "Hi"}), _chunk(_tool_delta(0, call_id="c9", name="now", arguments="{}")), "[DONE]")
 STREAMS = {
     "text": TEXT_STREAM,
     "reasoning-then-text": REASONING_STREAM,
@@ -703,13 +812,16 @@ def _pick(last: dict[str, Any]) -> dict[str, Any]:
 
 def test_text_stream_bytes():
     # One read: all text in one line, the calls (none) at the finish, the last line at end().
-    assert _run([TEXT_STREAM]) == (
-        '{"model":"llama-3.3-70b","created_at":"2026-08-22T10:00:00Z","message":{"role":"assistant",'
-        '"content":"Hello, wörld ✓\\n"},"done":false}\n'
-        '{"model":"llama-3.3-70b","created_at":"2026-08-22T10:00:00Z","message":{"role":"assistant",'
-        '"content":""},"done":true,"done_reason":"stop","total_duration":0,"load_duration":0,'
-        '"prompt_eval_count":12,"prompt_eval_duration":0,"eval_count":5,"eval_duration":0}\n'
-    ).encode()
+    assert (
+        _run([TEXT_STREAM])
+        == (
+            '{"model":"llama-3.3-70b","created_at":"2026-08-22T10:00:00Z","message":{"role":"assistant",'
+            '"content":"Hello, wörld ✓\\n"},"done":false}\n'
+            '{"model":"llama-3.3-70b","created_at":"2026-08-22T10:00:00Z","message":{"role":"assistant",'
+            '"content":""},"done":true,"done_reason":"stop","total_duration":0,"load_duration":0,'
+            '"prompt_eval_count":12,"prompt_eval_duration":0,"eval_count":5,"eval_duration":0}\n'
+        ).encode()
+    )
 
 
 def test_tool_calls_go_out_at_the_finish_before_usage():
@@ -728,7 +840,8 @@ def test_generate_stream_bytes():
     out = _run([REASONING_STREAM], "generate").decode().split("\n")
 
     assert out[0] == (
-        '{"model":"llama-3.3-70b","created_at":"2026-08-22T10:00:00Z","response":"42","thinking":"Let me think.","done":false}'
+        '{"model":"llama-3.3-70b","created_at":"2026-08-22T10:00:00Z",'
+        '"response":"42","thinking":"Let me think.","done":false}'
     )
     assert out[1].endswith('"eval_duration":0,"context":[]}') and '"done":true' in out[1]
 
@@ -738,7 +851,7 @@ def test_media_type():
 
 
 def test_unknown_mode_is_a_bug():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="embed"):
         OllamaStream("m", CREATED, "embed")  # type: ignore[arg-type]
 
 
@@ -767,7 +880,7 @@ def test_upstream_error_event_at_every_point(name):
     events = STREAMS[name].split(b"\n\n")[:-1]
     error = b'data: {"error":{"message":"provider overloaded","code":503}}'
     for at in range(len(events) + 1):
-        data = b"\n\n".join(events[:at] + [error] + events[at:]) + b"\n\n"
+        data = b"\n\n".join([*events[:at], error, *events[at:]]) + b"\n\n"
         for pieces in ([data], [data[i : i + 7] for i in range(0, len(data), 7)]):
             stream = OllamaStream("m", CREATED)
             out = b"".join(stream.feed(piece) for piece in pieces)
@@ -783,7 +896,9 @@ def test_fail_message_never_empty():
 
 def test_last_event_without_blank_line_is_read_at_end():
     stream = OllamaStream("llama-3.3-70b", CREATED)
-    out = stream.feed(_sse(_chunk({"content": "a"})) + b"data: " + json.dumps(_chunk({"content": "b"}, "stop")).encode())
+    out = stream.feed(
+        _sse(_chunk({"content": "a"})) + b"data: " + json.dumps(_chunk({"content": "b"}, "stop")).encode()
+    )
     out += stream.end()
 
     assert _meaning(out)["text"] == "ab"
@@ -833,7 +948,11 @@ def test_sdk_reads_chat_stream(name):
 
 
 def test_sdk_reads_generate_stream():
-    parts = list(_client(lambda request: _ndjson(_run([REASONING_STREAM], "generate"))).generate(model="m", prompt="hi", stream=True))
+    parts = list(
+        _client(lambda request: _ndjson(_run([REASONING_STREAM], "generate"))).generate(
+            model="m", prompt="hi", stream=True
+        )
+    )
 
     assert "".join(p.response for p in parts) == "42"
     assert "".join(p.thinking or "" for p in parts) == "Let me think."
@@ -900,7 +1019,11 @@ def test_sdk_request_translates():
         model="llava:latest",
         messages=[
             {"role": "user", "content": "what is in it?", "images": [b"\x89PNG\r\n\x1a\n0000"]},
-            {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "add", "arguments": {"a": 1, "b": 2}}}]},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"function": {"name": "add", "arguments": {"a": 1, "b": 2}}}],
+            },
             {"role": "tool", "content": "3", "tool_name": "add"},
         ],
         tools=[add],

@@ -154,4 +154,3 @@ def test_keep_alive_is_an_sse_comment():
 
     assert keep_alive.startswith(b":") and keep_alive.endswith(b"\n\n")
     assert b"data:" not in keep_alive
-

@@ -37,7 +37,9 @@ def test_surfaces_import_nothing_impure(path):
     assert [name for name in _imported(path) if not _allowed(name)] == []
 
 
-@pytest.mark.parametrize(("name", "allowed"), [("json", True), ("gateway.errors", True), ("js", False),
-                                                ("gateway.shell.http", False), ("time", False)])
+@pytest.mark.parametrize(
+    ("name", "allowed"),
+    [("json", True), ("gateway.errors", True), ("js", False), ("gateway.shell.http", False), ("time", False)],
+)
 def test_the_guard_itself(name, allowed):
     assert _allowed(name) is allowed

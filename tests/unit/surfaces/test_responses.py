@@ -189,9 +189,7 @@ TO_CHAT = [
                 {
                     "role": "assistant",
                     "content": "let me look",
-                    "tool_calls": [
-                        {"id": "c1", "type": "function", "function": {"name": "read", "arguments": ""}}
-                    ],
+                    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read", "arguments": ""}}],
                 },
                 {"role": "tool", "tool_call_id": "c1", "content": "ok"},
             ]
@@ -218,9 +216,7 @@ TO_CHAT = [
                 {
                     "role": "assistant",
                     "content": None,
-                    "tool_calls": [
-                        {"id": "c1", "type": "function", "function": {"name": "view", "arguments": "{}"}}
-                    ],
+                    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "view", "arguments": "{}"}}],
                 },
                 {"role": "tool", "tool_call_id": "c1", "content": "img:"},
                 {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x/i.png"}}]},
@@ -720,13 +716,9 @@ def test_render_error(status: int, type_: str) -> None:
 # -- streams ----------------------------------------------------------------------------------
 
 
-def chunk(
-    delta: dict[str, Any] | None = None, finish: str | None = None, usage: dict[str, int] | None = None
-) -> str:
+def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, usage: dict[str, int] | None = None) -> str:
     body: dict[str, Any] = {"id": "chatcmpl-AbC.1", "object": "chat.completion.chunk", "created": 1, "model": "up"}
-    body["choices"] = (
-        [] if delta is None else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
-    )
+    body["choices"] = [] if delta is None else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
     if usage is not None:
         body["usage"] = usage
     return "data: " + json.dumps(body) + "\n\n"
@@ -906,9 +898,7 @@ def test_empty_text_opens_no_message_item() -> None:
         + chunk({}, "tool_calls")
     ).encode()
     data, _ = sdk_replay(translate([raw]))
-    assert [body["item"]["type"] for body in data if body["type"] == "response.output_item.added"] == [
-        "function_call"
-    ]
+    assert [body["item"]["type"] for body in data if body["type"] == "response.output_item.added"] == ["function_call"]
 
 
 def test_usage_after_finish_reaches_the_completed_response_only() -> None:
@@ -1064,10 +1054,14 @@ def test_cached_prompt_tokens_are_reported_as_the_responses_api_does() -> None:
     streamed = data[-1]["response"]["usage"]
     answered = from_chat(answer(input_tokens=1200, output_tokens=7, cached_tokens=1024), "m", 1)["usage"]
 
-    assert streamed == answered == {
-        "input_tokens": 1200,
-        "input_tokens_details": {"cached_tokens": 1024},
-        "output_tokens": 7,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": 1207,
-    }
+    assert (
+        streamed
+        == answered
+        == {
+            "input_tokens": 1200,
+            "input_tokens_details": {"cached_tokens": 1024},
+            "output_tokens": 7,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 1207,
+        }
+    )

@@ -68,7 +68,10 @@ def test_refused_provider_fields_say_why(change, says):
 
 
 def test_an_at_sign_in_the_path_is_not_userinfo():
-    assert ProviderCreate.model_validate({**VALID, "base_url": "https://host/v1/@scope"}).base_url == "https://host/v1/@scope"
+    assert (
+        ProviderCreate.model_validate({**VALID, "base_url": "https://host/v1/@scope"}).base_url
+        == "https://host/v1/@scope"
+    )
 
 
 def test_a_semicolon_in_a_name_is_allowed():
@@ -82,14 +85,23 @@ def test_token_length_is_not_judged_here():
 
 
 def test_models_may_set_their_kind():
-    body = ProviderCreate.model_validate({**VALID, "models": ["a", {"id": " v ", "kind": "embedding"}, {"id": "a", "kind": "image"}]})
+    body = ProviderCreate.model_validate(
+        {**VALID, "models": ["a", {"id": " v ", "kind": "embedding"}, {"id": "a", "kind": "image"}]}
+    )
 
     assert body.models == ["a", {"id": "v", "kind": "embedding"}]
 
 
 @pytest.mark.parametrize(
     "entry",
-    [{"id": "v", "kind": "video"}, {"id": "v"}, {"id": "v", "kind": "chat", "extra": 1}, {"id": 5, "kind": "chat"}, 5, {"id": " ", "kind": "chat"}],
+    [
+        {"id": "v", "kind": "video"},
+        {"id": "v"},
+        {"id": "v", "kind": "chat", "extra": 1},
+        {"id": 5, "kind": "chat"},
+        5,
+        {"id": " ", "kind": "chat"},
+    ],
 )
 def test_a_model_entry_that_is_not_an_id_or_id_and_kind_is_refused(entry):
     with pytest.raises(ValidationError) as raised:

@@ -68,9 +68,7 @@ async def load_clients(db: Any) -> list[Client]:
     return [decode_client(row) for row in result["results"]]
 
 
-async def insert_client(
-    db: Any, columns: Mapping[str, Any], token_hash: str, token_hint: str, now_ms: int
-) -> Client:
+async def insert_client(db: Any, columns: Mapping[str, Any], token_hash: str, token_hint: str, now_ms: int) -> Client:
     """Insert a client (``columns`` from ``CLIENT_COLUMNS``) with its token's hash and hint."""
     values = _client_values(columns)
     names = [*columns, "token_hash", "token_hint", "created_at", "updated_at"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.core.clients import Client
-from gateway.core.providers import Provider
 from gateway.core.pinning import Pin
+from gateway.core.providers import Provider
 from gateway.shell.d1.clients import SELECT_CLIENTS, decode_client
 from gateway.shell.d1.openrouter_pins import SELECT_PINS, decode_pin
 from gateway.shell.d1.providers import SELECT_KEYS, SELECT_PROVIDERS, decode_providers

@@ -60,8 +60,14 @@ async def load_pins(db: Any) -> list[Pin]:
 async def save_pin(db: Any, pin: Pin) -> None:
     """The whole row (a lock taken or moved, a first scoring)."""
     values = (
-        pin.model, _candidates_text(pin), pin.refreshed_at_ms, pin.lock_slug, pin.lock_until_ms,
-        pin.failures, pin.switches, json.dumps(dict(pin.cooled), separators=(",", ":")),
+        pin.model,
+        _candidates_text(pin),
+        pin.refreshed_at_ms,
+        pin.lock_slug,
+        pin.lock_until_ms,
+        pin.failures,
+        pin.switches,
+        json.dumps(dict(pin.cooled), separators=(",", ":")),
     )
     await run("save an OpenRouter pin", db.prepare(_SAVE_PIN).bind(*values))
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gateway.core.providers import Provider, ProviderKey, SealedKey
 from gateway.core.kinds import KIND_NAMES, Kind
+from gateway.core.providers import Provider, ProviderKey, SealedKey
 from gateway.shell.d1.columns import column_value, json_or
 from gateway.shell.d1.runner import batch
 
@@ -43,9 +43,7 @@ PROVIDER_COLUMNS = (
 SELECT_PROVIDERS = "SELECT * FROM providers ORDER BY priority, id"
 _KEY_FIELDS = "id, provider_id, encrypted_key, iv, auth_tag, enabled"
 SELECT_KEYS = f"SELECT {_KEY_FIELDS} FROM provider_keys ORDER BY provider_id, id"
-_INSERT_KEY = (
-    "INSERT INTO provider_keys (provider_id, encrypted_key, iv, auth_tag, enabled, created_at) "
-)
+_INSERT_KEY = "INSERT INTO provider_keys (provider_id, encrypted_key, iv, auth_tag, enabled, created_at) "
 
 
 def _model_entries(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, Kind], ...]]:
@@ -126,9 +124,7 @@ def _sealed_values(sealed: SealedKey) -> tuple[str, str, str]:
     return sealed.ciphertext, sealed.iv, sealed.tag
 
 
-async def insert_provider(
-    db: Any, columns: Mapping[str, Any], keys: Sequence[SealedKey], now_ms: int
-) -> int:
+async def insert_provider(db: Any, columns: Mapping[str, Any], keys: Sequence[SealedKey], now_ms: int) -> int:
     """Insert a provider from ``columns`` (names from ``PROVIDER_COLUMNS``) with ``keys`` (at
     least one), in one transaction; returns its id."""
     _check_columns(columns)
@@ -158,9 +154,9 @@ async def update_provider(
     if key is not None:
         statements += [
             db.prepare("DELETE FROM provider_keys WHERE provider_id = ?").bind(provider_id),
-            db.prepare(
-                _INSERT_KEY + "SELECT id, ?, ?, ?, 1, ? FROM providers WHERE id = ?"
-            ).bind(*_sealed_values(key), now_ms, provider_id),
+            db.prepare(_INSERT_KEY + "SELECT id, ?, ?, ?, 1, ? FROM providers WHERE id = ?").bind(
+                *_sealed_values(key), now_ms, provider_id
+            ),
         ]
     results = await batch("update a provider", db, statements)
     return int(results[0]["meta"]["changes"]) > 0
