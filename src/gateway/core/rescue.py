@@ -26,12 +26,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from gateway.core import rules
+from gateway.core.sse import Fault
 
 __all__ = [
     "CONTINUE_INSTRUCTION",
     "PREFILLS",
     "Eligibility",
-    "Fault",
     "Method",
     "Prefill",
     "Refusal",
@@ -48,17 +48,6 @@ __all__ = [
 ]
 
 # --- Whether -------------------------------------------------------------------------------
-
-
-class Fault(StrEnum):
-    """How a started stream broke. The first four values are the shell's ``StreamFailure`` words,
-    so ``Fault(failure.value)`` maps one to the other."""
-
-    CUT = "cut"  # the upstream stream failed or was cut
-    TRUNCATED = "truncated"  # it closed before the answer was complete
-    STALLED = "stalled"  # no bytes for a stall period
-    GATEWAY = "gateway error"  # the relay itself failed: never rescued
-    PROVIDER_ERROR = "provider error"  # an error event in the stream
 
 
 class Refusal(StrEnum):

@@ -13,15 +13,28 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 
-__all__ = ["TAIL_BYTES", "First", "FirstEvent", "ended_properly", "first_event", "stream_error_event"]
+__all__ = ["TAIL_BYTES", "Fault", "First", "FirstEvent", "ended_properly", "first_event", "stream_error_event"]
 
 # How much of a stream's end is kept to judge how it ended: the final chunk and the [DONE] line.
 TAIL_BYTES = 2048
 
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 _FINISHED = re.compile(rb'"finish_reason"\s*:\s*"')
+
+
+class Fault(StrEnum):
+    """How a started stream broke; the value is the word the log uses (``stream failed: <fault>``).
+    The relays end a stream with their own error event for the first four; the fifth, an error
+    event of the upstream's own, ends it as the upstream sent it. A caller who went away is none:
+    no one is told, nothing failed."""
+
+    CUT = "cut"  # the upstream stream failed or was cut
+    TRUNCATED = "truncated"  # it closed before the answer was complete
+    STALLED = "stalled"  # no bytes for a stall period
+    GATEWAY = "gateway error"  # the relay itself failed: never rescued
+    PROVIDER_ERROR = "provider error"  # an error event in the stream
 
 
 class First(Enum):

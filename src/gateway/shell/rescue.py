@@ -22,9 +22,10 @@ from typing import Any, Protocol
 
 from gateway.core import rules
 from gateway.core.counting import Tokens
-from gateway.core.rescue import Fault, Method, RescueRecord, eligibility
+from gateway.core.rescue import Method, RescueRecord, eligibility
+from gateway.core.sse import Fault
 from gateway.shell.rescue_stream import RescueStream, close
-from gateway.shell.stream import OpenedStream, StreamFailure, failure_message, log_rescue
+from gateway.shell.stream import OpenedStream, failure_message, log_rescue
 from gateway.surfaces.continuation import Continuation
 from gateway.surfaces.watch import StreamWatch
 
@@ -118,7 +119,7 @@ class Outlet(Protocol):
         """End the answer with the surface's end, when the translator holds a complete one."""
         ...
 
-    def end_failed(self, failure: StreamFailure, message: str) -> None:
+    def end_failed(self, failure: Fault, message: str) -> None:
         """End the stream with the surface's error for ``failure``, saying ``message``."""
         ...
 
@@ -205,7 +206,7 @@ class StreamRescue:
     def _end_failed(self, fault: Fault, why: str, rescuer: str | None) -> None:
         """End the stream with the surface's error for ``fault``, saying why no rescue finished it."""
         outlet = self._outlet
-        failure = StreamFailure.CUT if fault is Fault.PROVIDER_ERROR else StreamFailure(fault.value)
+        failure = Fault.CUT if fault is Fault.PROVIDER_ERROR else fault
         rescue = f"the rescue by {rescuer} failed: {why}" if rescuer else f"no rescue: {why}"
         outlet.end_failed(failure, f"{failure_message(failure, outlet.label, outlet.stall_s)}; {rescue}")
 

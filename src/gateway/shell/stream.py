@@ -6,7 +6,7 @@ bytes as they are and makes sure the caller never gets a truncated answer that l
 an upstream error, a close without a proper end, or a stall ends the stream with an in-band
 ``stream_error`` event and no ``[DONE]``.
 
-Such an end is a ``StreamFailure``, and ``log_failure`` reports each on the ``fllmapi`` logger, one
+Such an end is a ``Fault``, and ``log_failure`` reports each on the ``fllmapi`` logger, one
 warning line naming the request's id (``X-Request-Id``), as ``wrangler tail`` shows it; the local
 runtime reads that line to mark the request's own (scripts/runtime/logline.mjs). The status was
 sent long before, so the log is where such an end shows. ``translation.TranslatedRelay`` ends its
@@ -24,7 +24,6 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, Protocol
 
 import js
@@ -32,7 +31,7 @@ from pyodide.ffi import to_js
 
 from gateway.core.attempt import Defect
 from gateway.core.counting import Tokens, usage_of
-from gateway.core.sse import TAIL_BYTES, First, FirstEvent, ended_properly, first_event, stream_error_event
+from gateway.core.sse import TAIL_BYTES, Fault, First, FirstEvent, ended_properly, first_event, stream_error_event
 from gateway.shell.http import UpstreamResponse, fulfilled, plain, settled, unawaited
 from gateway.shell.tasks import Later
 
@@ -43,7 +42,6 @@ __all__ = [
     "Relay",
     "StallWatch",
     "StreamEnd",
-    "StreamFailure",
     "failure_message",
     "log_failure",
     "log_rescue",
@@ -68,43 +66,33 @@ class StreamEnd(Protocol):
     def __call__(self, tokens: Tokens | None, stream_bytes: int, failed: bool, rescued: bool = False) -> None: ...
 
 
-class StreamFailure(Enum):
-    """Why a stream that had started ended with the relay's own error event; the value is the
-    word the log uses. A caller who went away is none: no one is told, nothing failed."""
-
-    CUT = "cut"  # the upstream stream failed or was cut
-    STALLED = "stalled"  # no bytes from the upstream for a stall period
-    TRUNCATED = "truncated"  # the upstream closed before the answer was complete
-    GATEWAY = "gateway error"  # the relay itself failed
-
-
 # What the caller reads after the upstream's name (a stall's message names its period).
 _MESSAGES = {
-    StreamFailure.CUT: "the upstream stream failed",
-    StreamFailure.TRUNCATED: "the upstream stream ended before the answer was complete",
-    StreamFailure.GATEWAY: "the gateway failed while relaying the stream",
+    Fault.CUT: "the upstream stream failed",
+    Fault.TRUNCATED: "the upstream stream ended before the answer was complete",
+    Fault.GATEWAY: "the gateway failed while relaying the stream",
 }
 # The pass-through stream_error's code.
 CODES = {
-    StreamFailure.CUT: "stream_interrupted",
-    StreamFailure.STALLED: "stream_stalled",
-    StreamFailure.TRUNCATED: "stream_truncated",
-    StreamFailure.GATEWAY: "stream_interrupted",
+    Fault.CUT: "stream_interrupted",
+    Fault.STALLED: "stream_stalled",
+    Fault.TRUNCATED: "stream_truncated",
+    Fault.GATEWAY: "stream_interrupted",
 }
 
 
-def failure_message(failure: StreamFailure, label: str, stall_s: float) -> str:
+def failure_message(failure: Fault, label: str, stall_s: float) -> str:
     """The caller's message for ``failure`` of the stream from ``label`` (``provider/model``),
     whose stall period is ``stall_s`` seconds."""
-    if failure is StreamFailure.STALLED:
+    if failure is Fault.STALLED:
         return f"{label}: no data from the upstream for {round(stall_s)}s"
     return f"{label}: {_MESSAGES[failure]}"
 
 
-def log_failure(failure: StreamFailure, label: str, request_id: str | None) -> None:
+def log_failure(failure: Fault, label: str, request_id: str | None) -> None:
     """Warn ``stream failed: <failure> (via <label>, request <request_id>)``, without the request
     part when there is no id. No key and no byte of the stream: the label is the routed-via name.
-    The local runtime parses this line (logline.mjs, ``StreamFailures``): keep the two in step."""
+    The local runtime parses this line (logline.mjs, ``Faults``): keep the two in step."""
     if request_id is None:
         logger.warning("stream failed: %s (via %s)", failure.value, label)
     else:
@@ -241,7 +229,7 @@ class Relay:
         try:
             failure = await self._forward()
         except Exception:  # noqa: BLE001 - a bug here must still end the caller's stream honestly
-            failure = StreamFailure.GATEWAY
+            failure = Fault.GATEWAY
         writer = self._writer or self._pipe.writable.getWriter()  # _forward takes it after the pipe
         if failure is not None:
             # Logged before the stream ends: the local runtime prints the request's line at its end
@@ -252,13 +240,13 @@ class Relay:
         unawaited(writer.close())
         self._report_end(failure)
 
-    def _report_end(self, failure: StreamFailure | None) -> None:
+    def _report_end(self, failure: Fault | None) -> None:
         """Report the stream's end: the usage its tail carries (an OpenAI stream's last chunk
         holds it, when it has one), its size, whether it failed."""
         if self._on_end is not None:
             self._on_end(usage_of(self._tail), self._stream_bytes, failure is not None)
 
-    async def _forward(self) -> StreamFailure | None:
+    async def _forward(self) -> Fault | None:
         """Pipe the rest; None when it ended properly or the caller went away, else how it failed."""
         self._opened.reader.releaseLock()
         to_caller, watched = self._opened.answer.body.tee()
@@ -283,7 +271,7 @@ class Relay:
                 return None  # no one to tell
             if self._stalled and ended_properly(self._tail):
                 return None  # a whole answer ([DONE], or its finish_reason) whose upstream kept its connection open
-            return StreamFailure.STALLED if self._stalled else StreamFailure.CUT
+            return Fault.STALLED if self._stalled else Fault.CUT
         while not self._ended:
             fresh = self._pending_read is None
             read = await self._drain(wait=True)
@@ -292,9 +280,9 @@ class Relay:
             if fresh and 0 < read < _DRAIN_BYTES:
                 break
         if self._failed:
-            return StreamFailure.CUT
+            return Fault.CUT
         if not ended_properly(self._tail):
-            return StreamFailure.TRUNCATED
+            return Fault.TRUNCATED
         return None
 
     async def _watch(self, last_progress: float) -> None:

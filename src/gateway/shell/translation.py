@@ -45,7 +45,7 @@ from typing import Any
 import js
 from pyodide.ffi import JsException, to_js
 
-from gateway.core.rescue import Fault
+from gateway.core.sse import Fault
 from gateway.shell.http import fulfilled, plain, settled, unawaited
 from gateway.shell.rescue import Rescuer, StreamRescue
 from gateway.shell.stream import (
@@ -53,7 +53,6 @@ from gateway.shell.stream import (
     OpenedStream,
     StallWatch,
     StreamEnd,
-    StreamFailure,
     failure_message,
     log_failure,
 )
@@ -229,7 +228,7 @@ class TranslatedRelay:
                 self._over = True
         except Exception:  # noqa: BLE001 - a bug here must still end the caller's stream honestly
             self._over = True
-            out = self._fail(StreamFailure.GATEWAY)
+            out = self._fail(Fault.GATEWAY)
         return self._scrubbed(out)
 
     def _ending(self) -> bytes:
@@ -241,26 +240,26 @@ class TranslatedRelay:
         try:
             out = translator.feed(b"\n\n")  # a last event may lack its blank line
             if self._relay_failed:
-                out = self._fail(StreamFailure.GATEWAY)
+                out = self._fail(Fault.GATEWAY)
             elif translator.complete:
                 out += translator.end()
             elif self._stalled():
-                out += self._fail(StreamFailure.STALLED)
+                out += self._fail(Fault.STALLED)
             elif self._upstream_failed:
-                out += self._fail(StreamFailure.CUT)
+                out += self._fail(Fault.CUT)
             else:
-                out += self._fail(StreamFailure.TRUNCATED)
+                out += self._fail(Fault.TRUNCATED)
         except Exception:  # noqa: BLE001 - as in _translate
-            out = self._fail(StreamFailure.GATEWAY)
+            out = self._fail(Fault.GATEWAY)
         return self._scrubbed(out)
 
-    def _fail(self, failure: StreamFailure) -> bytes:
+    def _fail(self, failure: Fault) -> bytes:
         """The surface's error event for ``failure``, logged before it is sent (the local runtime
         looks for the line when the stream ends); ``b""``, and nothing logged, when the stream has
         already ended: the upstream's own error event ended it (the translator's contract)."""
         return self._fail_with(failure, failure_message(failure, self._label, self._stall_s))
 
-    def _fail_with(self, failure: StreamFailure, message: str) -> bytes:
+    def _fail_with(self, failure: Fault, message: str) -> bytes:
         out = self._translator.fail(message, CODES[failure])
         if out:
             self._failed = True
@@ -351,7 +350,7 @@ class TranslatedRelay:
             self._over = True
             self._send(self._scrubbed(self._translator.end()))
 
-    def end_failed(self, failure: StreamFailure, message: str) -> None:
+    def end_failed(self, failure: Fault, message: str) -> None:
         self._send(self._scrubbed(self._fail_with(failure, message)))
         self._over = True
         self._send(b"")

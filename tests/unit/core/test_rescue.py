@@ -8,7 +8,6 @@ import pytest
 
 from gateway.core import rules
 from gateway.core.rescue import (
-    Fault,
     Method,
     Refusal,
     RescueLog,
@@ -21,6 +20,7 @@ from gateway.core.rescue import (
     request_refusal,
     rescue_enabled,
 )
+from gateway.core.sse import Fault
 
 BODY = {
     "model": "deepseek-chat",
