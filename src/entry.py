@@ -15,11 +15,11 @@ from typing import Any
 from workers import Request, WorkerEntrypoint
 
 from gateway import isolate, meter
+from gateway.answers import PRIVATE_HEADERS, json_response, preflight_response
 from gateway.call import Call
 from gateway.core import subrequests
 from gateway.core.classify import redact
 from gateway.errors import GatewayError, MethodNotAllowedError, NotFoundError, StorageError, error_body
-from gateway.responses import PRIVATE_HEADERS, json_response, preflight_response
 from gateway.routes import (
     admin,
     anthropic,

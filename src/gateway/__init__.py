@@ -10,7 +10,7 @@ Layout: a functional core, a thin shell. Imports point one way, down this list (
 - ``serving``: what handlers share: auth and limits, the body, routing through the fallback loop,
   the catalog, the answers to forwarded and translated requests, starting a relay, the rescuer.
 - ``meter`` | ``upstream``: usage counting of a request; the OpenAI-compatible provider adapters.
-- ``call`` | ``isolate`` | ``responses``: one request as a handler sees it; the isolate's memory
+- ``call`` | ``isolate`` | ``answers``: one request as a handler sees it; the isolate's memory
   (config snapshot, cooldowns, pins, usage book); building answers.
 - ``shell``: the only modules touching JS (D1, WebCrypto, fetch, the stream relays).
 - ``surfaces``: the protocol translators, pure (no I/O, no clock).
@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("gateway.routes",),
     ("gateway.serving",),
     ("gateway.meter", "gateway.upstream"),
-    ("gateway.call", "gateway.isolate", "gateway.responses"),
+    ("gateway.call", "gateway.isolate", "gateway.answers"),
     ("gateway.shell",),
     ("gateway.surfaces",),
     ("gateway.wire",),

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gateway import isolate
+from gateway.answers import json_response
 from gateway.call import Call
 from gateway.core.config import Config
 from gateway.core.credentials import MIN_TOKEN_LENGTH, token_problem
@@ -28,7 +29,6 @@ from gateway.core.providers import Provider, ProviderKey, SealedKey
 from gateway.core.settings import SETTINGS, SETTINGS_BY_KEY, SETTINGS_BY_NAME, Setting, SettingValue
 from gateway.core.tokens import hint, token_matches
 from gateway.errors import ConflictError, CryptoError, InvalidRequestError, NotFoundError, StorageError
-from gateway.responses import json_response
 from gateway.serving.auth import admin_config
 from gateway.serving.body import ADMIN_BODY_LIMIT, read_json, set_fields, validate
 from gateway.shell import crypto, d1

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gateway import isolate
+from gateway.answers import json_response
 from gateway.call import Call
-from gateway.responses import json_response
 from gateway.serving.auth import require_api
 from gateway.serving.surface import Plan, read_object, serve, speaks
 from gateway.shell.http import JsResponse

@@ -13,12 +13,12 @@ import secrets
 from typing import Any
 
 from gateway import isolate
+from gateway.answers import json_response
 from gateway.call import Call
 from gateway.core.clients import TOKEN_PREFIX, Client, token_hash
 from gateway.core.credentials import default_client_enabled
 from gateway.core.tokens import hint
 from gateway.errors import NotFoundError
-from gateway.responses import json_response
 from gateway.serving.auth import admin_config
 from gateway.serving.body import ADMIN_BODY_LIMIT, read_json, set_fields, validate
 from gateway.shell import d1

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from gateway import isolate
+from gateway.answers import json_response
 from gateway.call import Call
 from gateway.core import rules
 from gateway.core.attempt import Candidate, Delivered
@@ -20,7 +21,6 @@ from gateway.core.kinds import Kind
 from gateway.core.ledger import Cooldown
 from gateway.core.providers import Provider
 from gateway.core.subrequests import SUBREQUESTS
-from gateway.responses import json_response
 from gateway.serving.auth import admin_config
 from gateway.shell import d1
 from gateway.shell.http import JsResponse

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from gateway import isolate
+from gateway.answers import json_response
 from gateway.call import Call
 from gateway.core.clients import Caller
 from gateway.core.config import Config
-from gateway.responses import json_response
 from gateway.serving.auth import require_api
 from gateway.serving.catalog import caller_catalog, embedding_models, gemini_model
 from gateway.serving.surface import Plan, embed, read_object, serve, speaks

@@ -6,11 +6,11 @@ OpenAI's."""
 from __future__ import annotations
 
 from gateway import isolate
+from gateway.answers import iso_utc, json_response
 from gateway.call import Call
 from gateway.core.clients import Caller
 from gateway.core.config import Config
 from gateway.errors import NotFoundError
-from gateway.responses import iso_utc, json_response
 from gateway.serving.auth import require_api
 from gateway.serving.catalog import caller_catalog, catalog_kinds, embedding_models, gemini_model
 from gateway.serving.surface import ErrorRenderer, speaks_as

@@ -8,9 +8,9 @@ from functools import partial
 from typing import Any
 
 from gateway import isolate
+from gateway.answers import iso_utc, json_response
 from gateway.call import Call
 from gateway.errors import NotFoundError
-from gateway.responses import iso_utc, json_response
 from gateway.serving import surface
 from gateway.serving.auth import require_api
 from gateway.serving.catalog import caller_catalog

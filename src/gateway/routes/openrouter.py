@@ -15,10 +15,10 @@ import logging
 from typing import Any
 
 from gateway import isolate
+from gateway.answers import json_response
 from gateway.call import Call
 from gateway.core import rules
 from gateway.core.pinning import Pin, candidates_fresh, pin_refreshed, savings_estimate
-from gateway.responses import json_response
 from gateway.serving.auth import admin_config
 from gateway.shell import d1
 from gateway.shell.http import JsResponse

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gateway.answers import json_response
 from gateway.call import Call
 from gateway.core import rules
 from gateway.core.attempt import Defect
@@ -21,7 +22,6 @@ from gateway.core.classify import redact, scrub
 from gateway.core.config import Config
 from gateway.errors import NotFoundError, ProviderError
 from gateway.presets import PRESETS, Preset
-from gateway.responses import json_response
 from gateway.serving.auth import admin_config
 from gateway.serving.body import ADMIN_BODY_LIMIT, read_json, validate
 from gateway.shell import crypto, d1, http

@@ -13,12 +13,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gateway import isolate, meter
+from gateway.answers import json_response
 from gateway.call import Call
 from gateway.core import rules
 from gateway.core.config import Config
 from gateway.core.usage import Tally
 from gateway.errors import InvalidRequestError
-from gateway.responses import json_response
 from gateway.serving.auth import admin_config
 from gateway.shell import d1
 from gateway.shell.http import JsResponse

@@ -8,11 +8,11 @@ upstream's content type, read whole first when it states the usage (SPEC §17); 
 
 from __future__ import annotations
 
+from gateway.answers import CORS_HEADERS
 from gateway.call import Call
 from gateway.core.config import Config
 from gateway.core.counting import USAGE_TAIL_BYTES, estimate_answer, usage_of
 from gateway.core.outcome import CallerError, LoopResult, Served
-from gateway.responses import CORS_HEADERS
 from gateway.serving.relay import relay_stream
 from gateway.serving.routing import exhausted_error, routed_via, routing_headers, trail_headers
 from gateway.shell.http import JsResponse, respond, tail_bytes

@@ -17,10 +17,10 @@ chunks.
 from __future__ import annotations
 
 from gateway import meter
+from gateway.answers import stream_headers
 from gateway.call import Call
 from gateway.core.config import Config
 from gateway.core.outcome import Served
-from gateway.responses import stream_headers
 from gateway.shell import tasks
 from gateway.shell.http import JsResponse, respond
 from gateway.shell.rescue import Rescuer

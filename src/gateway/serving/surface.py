@@ -21,6 +21,7 @@ from functools import wraps
 from typing import Any
 
 from gateway import meter
+from gateway.answers import json_response
 from gateway.call import Call
 from gateway.core.classify import error_message
 from gateway.core.clients import Caller
@@ -29,7 +30,6 @@ from gateway.core.counting import USAGE_TAIL_BYTES, Tokens, estimate_text, usage
 from gateway.core.kinds import Kind
 from gateway.core.outcome import CallerError, Served
 from gateway.errors import GatewayError, InvalidRequestError, ProviderError, RoutingError
-from gateway.responses import json_response
 from gateway.serving.body import read_json, validate
 from gateway.serving.relay import relay_stream
 from gateway.serving.rescue import rescuer
