@@ -166,7 +166,7 @@ class Default(WorkerEntrypoint):
         if call is not None:
             if call.answer_headers:
                 add_headers(response, call.answer_headers)
-            meter.finish(call)
+            meter.end_unless_relayed(call)
         if f"{incoming.path}/".startswith(_ADMIN_PREFIX):
             add_headers(response, PRIVATE_HEADERS)  # errors included: SPEC §14, "admin answers"
         return response

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.core.counting import Visit
+from gateway.core.counting import RequestCount
 from gateway.shell.http import IncomingRequest
 
 __all__ = ["Call"]
@@ -17,7 +17,7 @@ class Call:
     """One request as a handler sees it: the request, the Worker's ``env`` (bindings and
     variables), its ``ctx`` (``waitUntil``) and the path parameters. ``answer_headers``: headers
     every answer to this request carries, errors included (a limited client's ``X-RateLimit-*``),
-    set by the auth step and added by ``entry``. ``started_ms``: when it came in; ``visit``: its
+    set by the auth step and added by ``entry``. ``started_ms``: when it came in; ``count``: its
     usage count once it is routed (``gateway.meter``)."""
 
     request: IncomingRequest
@@ -26,4 +26,4 @@ class Call:
     params: dict[str, str]
     answer_headers: dict[str, str] = field(default_factory=dict)
     started_ms: int = 0
-    visit: Visit | None = None
+    count: RequestCount | None = None

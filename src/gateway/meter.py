@@ -1,9 +1,10 @@
 """Usage of routed requests (SPEC §17, §18): counted in the isolate's book, written to D1 at most
 once per ``usage_flush_minutes`` (the rules are ``core/counting.py``'s and ``core/usage.py``'s).
 
-``visit`` starts a request's count when it is routed (``serving/routing.route``); whoever ends the
-answer ends the count: the entry module after the handler returned (``finish``), or, for a stream,
-its relay when the stream is over (``stream_ended``; ``hand_over`` tells ``finish`` so). After each
+A request's count has one life: ``start`` when it is routed (``serving/routing.route``), ``end``
+when its answer is over. The entry module ends it after the handler returned
+(``end_unless_relayed``), unless a stream's relay took it over (``relayed``): the relay then ends
+it when the stream is over, through the callback ``relay_end`` made. After each
 end the book is written when due, by a task given to ``waitUntil`` that runs once the answer is
 handed back: one D1 batch, one row per hour changed, never on the request's own path.
 ``flush(force=True)`` is the admin's read: the serving isolate's counts are written before they are
@@ -21,34 +22,34 @@ from typing import Any
 from gateway import isolate
 from gateway.call import Call
 from gateway.core import rules
-from gateway.core.counting import Tokens, Visit, estimate_output, first_event_bytes, surface_of
+from gateway.core.counting import RequestCount, Tokens, estimate_output, first_event_bytes, surface_of
 from gateway.core.settings import Settings
 from gateway.shell import d1
 from gateway.shell.stream import StreamEnd
 
-__all__ = ["ended", "finish", "flush", "hand_over", "stream_ended", "visit"]
+__all__ = ["end", "end_unless_relayed", "flush", "relay_end", "relayed", "start"]
 
 logger = logging.getLogger("fllmapi")
 
 
-def visit(call: Call, settings: Settings, client: int, input_estimate: int) -> Visit:
+def start(call: Call, settings: Settings, client: int, input_estimate: int) -> RequestCount:
     """A new count for ``call``, routed for ``client`` (0: the API token), kept on the call; the
     book is written as often as ``settings`` say."""
     book = isolate.current().usage
     book.interval_ms = settings.usage_flush_minutes * rules.MINUTE_MS
-    call.visit = Visit(book, client, surface_of(call.request.path), call.started_ms, input_estimate)
-    return call.visit
+    call.count = RequestCount(book, client, surface_of(call.request.path), call.started_ms, input_estimate)
+    return call.count
 
 
-def finish(call: Call) -> None:
+def end_unless_relayed(call: Call) -> None:
     """After the handler: end the request's count unless a relay ends it, and write when due."""
-    if call.visit is not None and not call.visit.deferred:
-        ended(call)
+    if call.count is not None and not call.count.deferred:
+        end(call)
 
 
-def ended(call: Call, cut: bool = False, broken: bool = False, rescued: bool = False) -> None:
-    """End ``call``'s count (``Visit.end``), then write the book when due."""
-    counted = call.visit
+def end(call: Call, cut: bool = False, broken: bool = False, rescued: bool = False) -> None:
+    """End ``call``'s count (``RequestCount.end``), then write the book when due."""
+    counted = call.count
     if counted is None:
         return
     try:
@@ -60,22 +61,22 @@ def ended(call: Call, cut: bool = False, broken: bool = False, rescued: bool = F
         logger.error("usage not counted: %s", type(exc).__name__)
 
 
-def hand_over(call: Call) -> None:
-    """The count's end is now a relay's (its ``stream_ended`` callback), not ``finish``'s."""
-    if call.visit is not None:
-        call.visit.deferred = True
+def relayed(call: Call) -> None:
+    """The count's end is now a relay's (the callback ``relay_end`` made), not ``end_unless_relayed``'s."""
+    if call.count is not None:
+        call.count.deferred = True
 
 
-def stream_ended(call: Call, head: bytes) -> StreamEnd:
+def relay_end(call: Call, head: bytes) -> StreamEnd:
     """What a relay calls once its stream is over: the count ends with the stream's usage, or an
     estimate of one token per event, events as long as the first (in ``head``, the bytes read up
     to it)."""
     event_bytes = first_event_bytes(head)
 
     def end(tokens: Tokens | None, stream_bytes: int, failed: bool, rescued: bool = False) -> None:
-        if call.visit is not None:
-            call.visit.report(tokens, estimate_output(stream_bytes, event_bytes))
-        ended(call, cut=failed or rescued, rescued=rescued)
+        if call.count is not None:
+            call.count.report(tokens, estimate_output(stream_bytes, event_bytes))
+        end(call, cut=failed or rescued, rescued=rescued)
 
     return end
 

@@ -1,7 +1,7 @@
 """Counting one routed request into the usage book (SPEC §17; the buckets are ``core/usage.py``'s).
 
 Rules:
-- A request (``Visit``) counts once, in the bucket of what answered it, when its answer ends (a
+- A request (``RequestCount``) counts once, in the bucket of what answered it, when its answer ends (a
   stream's end, not its start): a request, a success when an upstream served an answer the
   gateway could use, a failover when it was served after a failed attempt, the class
   ``caller_error`` when the upstream refused it (SPEC §4), its tokens, its latencies; nothing
@@ -30,8 +30,8 @@ __all__ = [
     "MODEL_MAX_CHARS",
     "TOKENS_MAX",
     "USAGE_TAIL_BYTES",
+    "RequestCount",
     "Tokens",
-    "Visit",
     "estimate_answer",
     "estimate_output",
     "estimate_text",
@@ -173,7 +173,7 @@ def estimate_answer(data: bytes) -> int:
     return estimate_text(size)
 
 
-class Visit:
+class RequestCount:
     """One routed request, from its routing to the end of its answer (see the module rules).
     ``routed`` takes the fallback loop's result (the failed attempts count at once); ``report``
     keeps what the answer said of its tokens; ``end`` counts the request itself, once."""
@@ -266,7 +266,7 @@ class Visit:
                 tally.estimated_out += output_estimate
         if self._first_byte_ms is not None:
             tally.first_byte.add(self._first_byte_ms)
-        tally.total.add(now_ms - self._started_ms)
+        tally.ends.add(now_ms - self._started_ms)
 
 
 def _count_failure(book: UsageBook, client: int, surface: str, entry: TrailEntry) -> None:

@@ -159,7 +159,7 @@ class Tally:
     estimated_in: int = 0
     estimated_out: int = 0
     first_byte: Histogram = field(default_factory=Histogram)
-    total: Histogram = field(default_factory=Histogram)
+    ends: Histogram = field(default_factory=Histogram)  # the latency to the end of the answer
 
     def merge(self, other: Tally) -> None:
         for name in _COUNTERS:
@@ -167,7 +167,7 @@ class Tally:
         for kind, count in other.errors.items():
             self.errors[kind] = self.errors.get(kind, 0) + count
         self.first_byte.merge(other.first_byte)
-        self.total.merge(other.total)
+        self.ends.merge(other.ends)
 
     def values(self) -> list[int]:
         """The counts in ``COLUMNS`` order."""
@@ -176,7 +176,7 @@ class Tally:
             *(getattr(self, name) for name in _COUNTERS),
             *(errors.get(kind.value, 0) for kind in FailureKind),
             *self.first_byte.counts,
-            *self.total.counts,
+            *self.ends.counts,
         ]
 
     @classmethod
@@ -187,7 +187,7 @@ class Tally:
             if count := int(row.get(column) or 0):
                 tally.errors[kind.value] = count
         tally.first_byte.counts = [int(row.get(f"fb_{i}") or 0) for i in range(_BINS)]
-        tally.total.counts = [int(row.get(f"end_{i}") or 0) for i in range(_BINS)]
+        tally.ends.counts = [int(row.get(f"end_{i}") or 0) for i in range(_BINS)]
         return tally
 
     def as_json(self) -> dict[str, Any]:
@@ -209,7 +209,7 @@ class Tally:
             },
             "latency_ms": {
                 "first_byte": _quantiles(self.first_byte),
-                "end": _quantiles(self.total),
+                "end": _quantiles(self.ends),
             },
         }
 

@@ -35,7 +35,7 @@ async def _served(call: Call, config: Config, served: Served, rescue: Rescuer | 
     answer = served.handle
     content_type = answer.header("content-type") or "application/json"
     body = answer.body
-    if body is not None and call.visit is not None and _states_usage(call.visit.surface, content_type):
+    if body is not None and call.count is not None and _states_usage(call.count.surface, content_type):
         # Read whole, as the caller would wait for it anyway; only its end is copied into Python,
         # for the usage it states (SPEC §17), and the buffer is answered as it came.
         read = await answer.buffered()
@@ -45,7 +45,7 @@ async def _served(call: Call, config: Config, served: Served, rescue: Rescuer | 
             estimate = (
                 0 if tokens is not None or size > _ESTIMATE_MAX_BYTES else estimate_answer(tail_bytes(body, size, size))
             )
-            call.visit.report(tokens, estimate)
+            call.count.report(tokens, estimate)
     return respond(body, answer.status, {"content-type": content_type, **CORS_HEADERS, **routing})
 
 

@@ -48,7 +48,7 @@ def relay_stream(
     assert isinstance(opened, OpenedStream)  # the caller relays only an opened stream
     stall_ms = config.settings.stream_stall_ms
     label, request_id = headers[h.ROUTED_VIA], headers[h.REQUEST_ID]
-    on_end = meter.stream_ended(call, opened.head)
+    on_end = meter.relay_end(call, opened.head)
     relay: Relay | TranslatedRelay
     if translator is None and rescue is None:
         relay = Relay(opened, stall_ms, label, request_id, on_end)
@@ -60,5 +60,5 @@ def relay_stream(
         relay = TranslatedRelay(opened, stall_ms, label, translator, secret, request_id, on_end, rescue)
         media_type = translator.media_type
     call.ctx.waitUntil(tasks.start(relay.run()))
-    meter.hand_over(call)
+    meter.relayed(call)
     return respond(relay.readable, 200, stream_headers(media_type, headers))

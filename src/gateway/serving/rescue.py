@@ -29,7 +29,7 @@ from gateway.core.attempt import Candidate, Outcome
 from gateway.core.chain import build_chain
 from gateway.core.clients import Caller
 from gateway.core.config import Config
-from gateway.core.counting import Tokens, Visit, estimate_text
+from gateway.core.counting import RequestCount, Tokens, estimate_text
 from gateway.core.kinds import Kind
 from gateway.core.loop import run_loop
 from gateway.core.outcome import Served
@@ -56,17 +56,17 @@ class LoopRescuer:
         caller: Caller,
         served: Served,
         input_estimate: int,
-        visit: Visit | None,
+        count: RequestCount | None,
     ) -> None:
         self.body = body
-        self._visit = visit
+        self._count = count
         self._config = config
         self._caller = caller
         self._served = served
         self._input_estimate = input_estimate
         self.tried = False
 
-    def before(self, usage: Tokens | None, partial: str) -> Tokens:
+    def tokens_before(self, usage: Tokens | None, partial: str) -> Tokens:
         """The broken attempt's tokens: its stated usage, else estimates (the prompt by its size,
         the output by the partial's)."""
         return usage or Tokens(self._input_estimate, estimate_text(len(partial.encode())))
@@ -108,8 +108,8 @@ class LoopRescuer:
             avoid_keys=avoid,
             subrequests=SUBREQUESTS.get(),
         )
-        if self._visit is not None:
-            self._visit.failed(result.trail)  # the rescue's failed attempts count as any (SPEC §17)
+        if self._count is not None:
+            self._count.failed(result.trail)  # the rescue's failed attempts count as any (SPEC §17)
         if not isinstance(result, Served) or not isinstance(result.handle, OpenedStream):
             return None
         candidate = result.candidate
@@ -135,4 +135,4 @@ def rescuer(
     enabled = rescue_enabled(bool(config.settings.stream_rescue), caller.stream_rescue)
     if request_refusal(enabled, body) is not None:
         return None
-    return LoopRescuer(config, body, caller, served, input_estimate, call.visit)
+    return LoopRescuer(config, body, caller, served, input_estimate, call.count)

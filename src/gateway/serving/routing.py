@@ -92,7 +92,7 @@ async def route(
         )
     else:
         attempt = OpenAIUpstream(config, body, stream, caller.hops, endpoint)
-    counted = meter.visit(call, config.settings, caller.client.id if caller.client else 0, input_estimate(body))
+    counted = meter.start(call, config.settings, caller.client.id if caller.client else 0, input_estimate(body))
     result = await run_loop(
         chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK, subrequests=subrequests
     )

@@ -123,14 +123,14 @@ async def _answer(call: Call, served: Served, plan: Plan, headers: dict[str, str
     try:
         body = json.loads(text)
     except ValueError as exc:
-        meter.ended(call, broken=True)
+        meter.end(call, broken=True)
         raise ProviderError(f"{headers[h.ROUTED_VIA]}: the upstream's answer is not JSON.") from exc
     answer = read_answer(body)
-    if call.visit is not None:
+    if call.count is not None:
         if answer.input_tokens or answer.output_tokens:
-            call.visit.report(Tokens.stated(answer.input_tokens, answer.output_tokens, answer.cached_tokens))
+            call.count.report(Tokens.stated(answer.input_tokens, answer.output_tokens, answer.cached_tokens))
         else:
-            call.visit.report(None, estimate_text(len(answer.text.encode()) + len(answer.reasoning.encode())))
+            call.count.report(None, estimate_text(len(answer.text.encode()) + len(answer.reasoning.encode())))
     return json_response(plan.answer(answer, served.candidate.model), headers=headers)
 
 
@@ -205,11 +205,11 @@ async def embed(call: Call, config: Config, caller: Caller, body: dict[str, Any]
     try:
         vectors = read_vectors(json.loads(text))
     except (ValueError, RecursionError, struct.error) as exc:
-        meter.ended(call, broken=True)
+        meter.end(call, broken=True)
         raise ProviderError(f"{headers[h.ROUTED_VIA]}: the upstream's answer holds no embeddings.") from exc
     if len(vectors.vectors) != (len(inputs) if isinstance(inputs, list) else 1):
-        meter.ended(call, broken=True)
+        meter.end(call, broken=True)
         raise ProviderError(f"{headers[h.ROUTED_VIA]}: the upstream's answer holds another number of embeddings.")
-    if call.visit is not None:
-        call.visit.report(usage_of(text[-USAGE_TAIL_BYTES:].encode()))
+    if call.count is not None:
+        call.count.report(usage_of(text[-USAGE_TAIL_BYTES:].encode()))
     return Embedded(vectors, result.candidate.model, headers)

@@ -58,7 +58,7 @@ class Rescuer(Protocol):
 
     body: dict[str, Any]
 
-    def before(self, usage: Tokens | None, partial: str) -> Tokens:
+    def tokens_before(self, usage: Tokens | None, partial: str) -> Tokens:
         """The broken attempt's tokens: its stated ``usage``, else estimates."""
         ...
 
@@ -177,7 +177,7 @@ class StreamRescue:
         if rescued.secret:
             outlet.add_secret(rescued.secret)
         partial = watch.streamed.text
-        before = self._rescuer.before(_tokens(watch), partial)
+        before = self._rescuer.tokens_before(_tokens(watch), partial)
         continuation = Continuation(partial, outlet.label, watch.id, rescued.model, int(time.time()), before)
         reading = RescueStream(rescued.opened, continuation, outlet.stall_s)
         try:

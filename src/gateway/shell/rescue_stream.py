@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gateway.shell.http import settled, unawaited
-from gateway.shell.stream import OpenedStream, StallWatch
+from gateway.shell.stream import OpenedStream, StallTimer
 from gateway.surfaces.continuation import Continuation
 
 __all__ = ["RescueStream", "close"]
@@ -36,7 +36,7 @@ class RescueStream:
         over) until the continuation is done or failed, the caller's side is over, or the stream
         ends. None, or why the stream broke first (it stalled, or failed)."""
         opened, continuation = self._opened, self._continuation
-        watchdog = StallWatch(self._stall_s, opened.answer)
+        watchdog = StallTimer(self._stall_s, opened.answer)
         ended = False  # the upstream closed its stream
         try:
             going = send(continuation.feed(opened.head))

@@ -40,7 +40,7 @@ __all__ = [
     "STALL_CHECKS",
     "OpenedStream",
     "Relay",
-    "StallWatch",
+    "StallTimer",
     "StreamEnd",
     "failure_message",
     "log_failure",
@@ -107,7 +107,7 @@ def log_rescue(fault: object, label: str, request_id: str | None, by: str, metho
     logger.warning("stream rescued: %s (via %s, request %s) by %s (%s)", fault, label, request_id, by, method)
 
 
-class StallWatch:
+class StallTimer:
     """The stall rule of a relay that reads its upstream itself: no bytes for a whole stall
     period aborts ``answer``'s request (the read then fails, and ``stalled`` says why). It looks
     every quarter period, the first a quarter period from now. ``seen()`` when bytes came;

@@ -51,7 +51,7 @@ from gateway.shell.rescue import Rescuer, StreamRescue
 from gateway.shell.stream import (
     CODES,
     OpenedStream,
-    StallWatch,
+    StallTimer,
     StreamEnd,
     failure_message,
     log_failure,
@@ -115,7 +115,7 @@ class TranslatedRelay:
         self._over = False  # the caller's side is closed, or the caller went away
         self._gone = False  # the caller went away
         self._rescued = False  # the stream broke and a rescue finished it (SPEC §16)
-        self._stall: StallWatch | None = None  # the stall rule, once the relay runs
+        self._stall: StallTimer | None = None  # the stall rule, once the relay runs
         self._upstream_failed = False
         self._relay_failed = False
         self._inbox = js.IdentityTransformStream.new()
@@ -140,7 +140,7 @@ class TranslatedRelay:
         # The relay reads the upstream whatever the caller's pace, so a slow caller is never taken
         # for a stalled upstream; when it stalls, the inbox is closed, and the stream ends as
         # stalled (or as finished, if its end was waiting in the inbox).
-        self._stall = stall = StallWatch(self._stall_s, self._opened.answer)
+        self._stall = stall = StallTimer(self._stall_s, self._opened.answer)
         inbox_closer = asyncio.ensure_future(self._close_inbox_on_failure(piped))
         try:
             await self._pump(stall)
@@ -163,7 +163,7 @@ class TranslatedRelay:
     def _broke_in_band(self) -> bool:
         return self._watch is not None and self._watch.error is not None
 
-    async def _pump(self, stall: StallWatch) -> None:
+    async def _pump(self, stall: StallTimer) -> None:
         """Read and translate batches until the inbox ends (the upstream ended, failed or
         stalled), the answer is over ([DONE] was read, or the caller went away), or, with rescue
         on, the upstream reported an error in-band."""

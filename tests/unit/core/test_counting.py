@@ -9,8 +9,8 @@ from gateway.core.classify import Failure, FailureKind
 from gateway.core.counting import (
     MODEL_MAX_CHARS,
     TOKENS_MAX,
+    RequestCount,
     Tokens,
-    Visit,
     estimate_answer,
     estimate_output,
     first_event_bytes,
@@ -46,28 +46,28 @@ def served_by(provider_id: int = 2, *trail: TrailEntry) -> Served:
 
 def test_a_request_counts_once_where_it_was_served_and_each_failed_attempt_where_it_failed():
     book = UsageBook()
-    visit = Visit(book, 7, "chat", T0, input_estimate=40)
-    visit.routed(served_by(2, failed(1, 101)), "m", T0 + 120)
-    visit.report(Tokens(30, 12, 8))
-    visit.end(T0 + 900)
-    visit.end(T0 + 950)  # a second end counts nothing
+    count = RequestCount(book, 7, "chat", T0, input_estimate=40)
+    count.routed(served_by(2, failed(1, 101)), "m", T0 + 120)
+    count.report(Tokens(30, 12, 8))
+    count.end(T0 + 900)
+    count.end(T0 + 950)  # a second end counts nothing
 
     buckets = written(book)[0]
     serving = buckets[BucketKey(hour_of(T0), 7, 2, 201, "m", "chat")]
     assert (serving.requests, serving.successes, serving.failovers) == (1, 1, 1)
     assert (serving.tokens_in, serving.tokens_out, serving.cached_in, serving.estimated_in) == (30, 12, 8, 0)
     # 120 ms to the first byte and 900 ms to the end: the (100, 200] and (750, 1000] bins
-    assert serving.first_byte.quantile(1) == 200 and serving.total.quantile(1) == 1_000
+    assert serving.first_byte.quantile(1) == 200 and serving.ends.quantile(1) == 1_000
     failing = buckets[BucketKey(hour_of(T0), 7, 1, 101, "m", "chat")]
     assert (failing.requests, failing.errors) == (0, {"rate_limited": 1})
 
 
 def test_an_answer_without_usage_counts_its_estimates_apart():
     book = UsageBook()
-    visit = Visit(book, 0, "anthropic", T0, input_estimate=40)
-    visit.routed(served_by(), "m", T0)
-    visit.report(None, output_estimate=9)
-    visit.end(T0, cut=True)
+    count = RequestCount(book, 0, "anthropic", T0, input_estimate=40)
+    count.routed(served_by(), "m", T0)
+    count.report(None, output_estimate=9)
+    count.end(T0, cut=True)
 
     [tally] = written(book)[0].values()
     assert (tally.tokens_in, tally.tokens_out, tally.estimated_in, tally.estimated_out) == (0, 0, 40, 9)
@@ -78,9 +78,9 @@ def test_a_refusal_is_a_caller_error_of_the_provider_that_refused():
     book = UsageBook()
     refusing = provider(3)
     observed = Observed(400, {}, '{"error": {"message": "messages must not be empty"}}')
-    visit = Visit(book, 0, "chat", T0, input_estimate=5)
-    visit.routed(CallerError(Candidate(refusing, "m", refusing.keys[0]), observed, (failed(1, 101),)), "m", T0)
-    visit.end(T0)
+    count = RequestCount(book, 0, "chat", T0, input_estimate=5)
+    count.routed(CallerError(Candidate(refusing, "m", refusing.keys[0]), observed, (failed(1, 101),)), "m", T0)
+    count.end(T0)
 
     taken = written(book)
     tally = taken[0][BucketKey(hour_of(T0), 0, 3, 301, "m", "chat")]
@@ -91,10 +91,10 @@ def test_a_refusal_is_a_caller_error_of_the_provider_that_refused():
 
 def test_a_request_nothing_served_counts_under_provider_0_and_the_model_asked():
     book = UsageBook()
-    visit = Visit(book, 0, "gemini", T0, input_estimate=5)
+    count = RequestCount(book, 0, "gemini", T0, input_estimate=5)
     exhausted = Exhausted(503, "server_error", "all_failed", "…", None, (), (failed(1, 101), failed(2, 201)))
-    visit.routed(exhausted, "auto", T0)
-    visit.end(T0)
+    count.routed(exhausted, "auto", T0)
+    count.end(T0)
 
     buckets = written(book)[0]
     nothing = buckets[BucketKey(hour_of(T0), 0, 0, 0, "auto", "gemini")]
@@ -104,7 +104,7 @@ def test_a_request_nothing_served_counts_under_provider_0_and_the_model_asked():
 
 def test_failures_are_events_with_their_messages_redacted():
     book = UsageBook()
-    Visit(book, 4, "chat", T0, 0).routed(served_by(2, failed(1, 101, at=T0 + 5)), "m", T0 + 10)
+    RequestCount(book, 4, "chat", T0, 0).routed(served_by(2, failed(1, 101, at=T0 + 5)), "m", T0 + 10)
 
     [event] = written(book)[1]
     assert event == Event(T0 + 5, 4, 1, 101, "m", "chat", "rate_limited", 429, event.message)
@@ -176,9 +176,9 @@ def test_an_answer_without_usage_is_estimated_by_its_text_not_its_envelope(data,
 
 def test_an_answer_the_gateway_could_not_use_is_not_a_success():
     book = UsageBook()
-    visit = Visit(book, 0, "anthropic", T0, input_estimate=5)
-    visit.routed(served_by(), "m", T0)
-    visit.end(T0, broken=True)
+    count = RequestCount(book, 0, "anthropic", T0, input_estimate=5)
+    count.routed(served_by(), "m", T0)
+    count.end(T0, broken=True)
 
     [tally] = written(book)[0].values()
     assert (tally.requests, tally.successes) == (1, 0)
@@ -186,9 +186,9 @@ def test_an_answer_the_gateway_could_not_use_is_not_a_success():
 
 def test_a_bucket_keeps_at_most_200_characters_of_a_model_it_was_asked_for():
     book = UsageBook()
-    visit = Visit(book, 0, "chat", T0, input_estimate=5)
-    visit.routed(Exhausted(502, "provider_error", "all_failed", "…", None, (), ()), "x" * 10_000, T0)
-    visit.end(T0)
+    count = RequestCount(book, 0, "chat", T0, input_estimate=5)
+    count.routed(Exhausted(502, "provider_error", "all_failed", "…", None, (), ()), "x" * 10_000, T0)
+    count.end(T0)
 
     [key] = written(book)[0]
     assert key.model == "x" * MODEL_MAX_CHARS
@@ -220,11 +220,11 @@ def test_every_stated_count_is_a_whole_number_within_bounds():
 
 def test_a_rescued_stream_counts_as_cut_and_rescued_with_the_rescues_failed_attempts():
     book = UsageBook()
-    visit = Visit(book, 0, "chat", T0, input_estimate=5)
-    visit.routed(served_by(), "m", T0)
-    visit.failed((failed(1, 101),))  # the rescue's own failed attempt (SPEC §16)
-    visit.report(Tokens(30, 12))
-    visit.end(T0 + 900, cut=True, rescued=True)
+    count = RequestCount(book, 0, "chat", T0, input_estimate=5)
+    count.routed(served_by(), "m", T0)
+    count.failed((failed(1, 101),))  # the rescue's own failed attempt (SPEC §16)
+    count.report(Tokens(30, 12))
+    count.end(T0 + 900, cut=True, rescued=True)
 
     buckets = written(book)[0]
     serving = buckets[BucketKey(hour_of(T0), 0, 2, 201, "m", "chat")]

@@ -52,7 +52,7 @@ def requests(taken: Taken, at: int = T0, model: str = "m") -> int:
 def served(first_byte_ms: int, total_ms: int, tokens: tuple[int, int] = (10, 5), failovers: int = 0) -> Tally:
     tally = Tally(requests=1, successes=1, failovers=failovers, tokens_in=tokens[0], tokens_out=tokens[1])
     tally.first_byte.add(first_byte_ms)
-    tally.total.add(total_ms)
+    tally.ends.add(total_ms)
     return tally
 
 
@@ -120,7 +120,7 @@ def test_tallies_merge_by_adding():
     assert (one.requests, one.successes, one.failovers, one.streams_cut) == (2, 2, 1, 1)
     assert one.errors == {"rate_limited": 3, "timeout": 1}
     assert (one.tokens_in, one.tokens_out, one.estimated_out) == (20, 10, 40)
-    assert one.first_byte.total == one.total.total == 2
+    assert one.first_byte.total == one.ends.total == 2
 
 
 def test_the_book_keeps_one_bucket_per_hour_and_dimension():
