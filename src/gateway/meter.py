@@ -22,8 +22,9 @@ from typing import Any
 from gateway import isolate
 from gateway.call import Call
 from gateway.core import rules
-from gateway.core.counting import RequestCount, Tokens, estimate_output, first_event_bytes, surface_of
+from gateway.core.counting import RequestCount, Tokens, estimate_output, surface_of
 from gateway.core.settings import Settings
+from gateway.core.sse import first_event_size
 from gateway.shell import d1
 from gateway.shell.stream import StreamEnd
 
@@ -71,7 +72,7 @@ def relay_end(call: Call, head: bytes) -> StreamEnd:
     """What a relay calls once its stream is over: the count ends with the stream's usage, or an
     estimate of one token per event, events as long as the first (in ``head``, the bytes read up
     to it)."""
-    event_bytes = first_event_bytes(head)
+    event_bytes = first_event_size(head)
 
     def end(tokens: Tokens | None, stream_bytes: int, failed: bool, rescued: bool = False) -> None:
         if call.count is not None:

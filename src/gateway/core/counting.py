@@ -35,7 +35,6 @@ __all__ = [
     "estimate_answer",
     "estimate_output",
     "estimate_text",
-    "first_event_bytes",
     "surface_of",
     "usage_of",
 ]
@@ -124,19 +123,6 @@ def usage_of(data: bytes) -> Tokens | None:
         cached = details.get("cached_tokens") if isinstance(details, dict) else 0
         return Tokens.stated(usage.get("prompt_tokens"), usage.get("completion_tokens"), cached)
     return None
-
-
-def first_event_bytes(head: bytes) -> int:
-    """The size of the first data event in ``head`` (a stream's first bytes; comments and blank
-    lines before it are not counted), or of ``head`` when it holds no whole one."""
-    start = head.find(b"data:")
-    if start < 0:
-        return len(head)
-    ends = [(at, len(mark)) for mark in (b"\n\n", b"\r\n\r\n") if (at := head.find(mark, start)) >= 0]
-    if not ends:
-        return len(head) - start
-    at, size = min(ends)
-    return at + size - start
 
 
 def estimate_output(stream_bytes: int, event_bytes: int) -> int:

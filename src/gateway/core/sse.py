@@ -1,4 +1,11 @@
-"""Reading just enough of an OpenAI SSE stream to keep the caller from a lie (SPEC §2.6).
+"""Reading just enough of an OpenAI SSE stream to keep the caller from a lie (SPEC §2.6), and the
+framing every reader of an SSE stream here shares.
+
+Framing: SSE ends a line with ``\r\n``, ``\n`` or ``\r``, and an event with a blank line.
+``normalized`` makes every line end ``\n`` (a last ``\r`` is held back: it may be half of a
+``\r\n``), so an event ends at ``\n\n`` (``BLANK``); ``split_events`` cuts a buffer there.
+The chat stream decoder, the rescue's watch, these questions and the first event's size all
+frame this way.
 
 Two questions, asked of bytes only at the edges of a stream, never per chunk:
 - ``first_event``: has the first event with data arrived, and is it content, an error object,
@@ -15,12 +22,25 @@ import re
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 
-__all__ = ["TAIL_BYTES", "Fault", "First", "FirstEvent", "ended_properly", "first_event", "stream_error_event"]
+__all__ = [
+    "BLANK",
+    "TAIL_BYTES",
+    "Fault",
+    "First",
+    "FirstEvent",
+    "ended_properly",
+    "first_event",
+    "first_event_size",
+    "normalized",
+    "split_events",
+    "stream_error_event",
+]
 
 # How much of a stream's end is kept to judge how it ended: the final chunk and the [DONE] line.
 TAIL_BYTES = 2048
 
-_EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+# The end of an event, once its lines are ``normalized``.
+BLANK = b"\n\n"
 _FINISHED = re.compile(rb'"finish_reason"\s*:\s*"')
 
 
@@ -68,12 +88,52 @@ def _is_error(data: bytes) -> bool:
     return isinstance(parsed, dict) and bool(parsed.get("error"))
 
 
+def normalized(buffer: bytes) -> tuple[bytes, bytes]:
+    """A part of a stream with every line ending ``\n``, and what is held back: a last ``\r``,
+    which the next bytes may make a ``\r\n`` (prepend it to them)."""
+    if b"\r" not in buffer:
+        return buffer, b""
+    hold = b""
+    if buffer.endswith(b"\r"):
+        buffer, hold = buffer[:-1], b"\r"
+    return _lines(buffer), hold
+
+
+def _lines(buffer: bytes) -> bytes:
+    """A whole buffer with every line ending ``\n`` (a last ``\r`` ends a line either way)."""
+    return buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in buffer else buffer
+
+
+def split_events(buffer: bytes) -> tuple[list[bytes], bytes]:
+    """The whole events of a ``normalized`` buffer (without their blank line) and what follows
+    the last of them."""
+    parts = buffer.split(BLANK)
+    rest = parts.pop()
+    return parts, rest
+
+
+def first_event_size(head: bytes) -> int:
+    """The size in bytes of the first data event in ``head`` (a stream's first bytes; comments and
+    blank lines before it are not counted), its blank line included; of ``head`` from its first
+    data line when it holds no whole one."""
+    start = head.find(b"data:")
+    if start < 0:
+        return len(head)
+    rest = head[start:]
+    end = _lines(rest).find(BLANK)
+    if end < 0:
+        return len(rest)
+    size = 0  # the raw bytes of the normalized event: a "\r\n" was one byte of it
+    for _ in range(end + len(BLANK)):
+        size += 2 if rest[size : size + 2] == b"\r\n" else 1
+    return size
+
+
 def first_event(buffer: bytes) -> FirstEvent | None:
     """The first event carrying data in ``buffer``, or None while none is complete yet."""
-    start = 0
-    while (end := _EVENT_END.search(buffer, start)) is not None:
-        data = _data(buffer[start : end.start()])
-        start = end.end()
+    events, _ = split_events(_lines(buffer))
+    for event in events:
+        data = _data(event)
         if data is None:
             continue
         if data.strip() == b"[DONE]":
@@ -88,7 +148,7 @@ def ended_properly(tail: bytes) -> bool:
     """True when the stream whose last bytes are ``tail`` ended as a complete answer: its last
     data event is ``[DONE]`` or an error the upstream reported itself, or a ``finish_reason``
     was set near its end."""
-    events = [d for e in _EVENT_END.split(tail) if (d := _data(e)) is not None]
+    events = [d for e in _lines(tail).split(BLANK) if (d := _data(e)) is not None]
     if not events:
         return False
     last = events[-1].strip()

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from json.decoder import scanstring
 from typing import Any
 
+from gateway.core.sse import normalized, split_events
+
 __all__ = [
     "LEGACY_CALL",
     "Answer",
@@ -209,14 +211,9 @@ class ChatStreamDecoder:
 
     def feed(self, data: bytes) -> list[Event]:
         """The events completed by ``data`` (any split of the stream gives the same events)."""
-        buffer = self._tail + data
-        hold = b""
-        if b"\r" in buffer:
-            if buffer.endswith(b"\r"):  # maybe half of a "\r\n": decide when the next bytes come
-                buffer, hold = buffer[:-1], b"\r"
-            buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        parts = buffer.split(b"\n\n")
-        self._tail = parts.pop() + hold
+        buffer, hold = normalized(self._tail + data)
+        parts, rest = split_events(buffer)
+        self._tail = rest + hold
         events: list[Event] = []
         for part in parts:
             for line in part.split(b"\n"):

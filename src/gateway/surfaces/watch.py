@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 
 from gateway.core.rescue import Streamed
+from gateway.core.sse import BLANK, normalized
 from gateway.surfaces.chat import (
     LEGACY_CALL,
     ChatStreamDecoder,
@@ -29,15 +30,10 @@ from gateway.surfaces.chat import (
 
 __all__ = ["StreamWatch"]
 
-_BLANK = b"\n\n"
 # What an event reporting an error in-band holds (an ``error`` member, or OpenRouter's finish
 # reason): only a batch holding it is read at once. JSON escapes every quote inside a string, so
 # these bytes can only be its structure.
 _ERROR_MARK = b'"error"'
-
-
-def _normalized(data: bytes) -> bytes:
-    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data
 
 
 class StreamWatch:
@@ -81,16 +77,12 @@ class StreamWatch:
         if self.error is not None:
             self.held += data
             return b""
-        buffer = self._tail + data
-        if buffer.endswith(b"\r"):  # maybe half of a "\r\n": decide when the next bytes come
-            self._tail = buffer
-            return b""
-        buffer = _normalized(buffer)
-        end = buffer.rfind(_BLANK)
+        buffer, hold = normalized(self._tail + data)
+        end = buffer.rfind(BLANK)
         if end < 0:
-            self._tail = buffer
+            self._tail = buffer + hold
             return b""
-        whole, self._tail = buffer[: end + 2], buffer[end + 2 :]
+        whole, self._tail = buffer[: end + 2], buffer[end + 2 :] + hold
         if _ERROR_MARK in whole:  # maybe an in-band error: read it
             return self._hold(whole)
         self._sent.append(whole)
@@ -103,7 +95,7 @@ class StreamWatch:
         tail, self._tail = self._tail, b""
         if not tail.strip() or self.error is not None or not _whole_lines(tail):
             return b""
-        return self.feed(tail + _BLANK)
+        return self.feed(tail + BLANK)
 
     def _read_sent(self) -> None:
         streamed, sent, self._sent = self._streamed, self._sent, []
@@ -123,12 +115,12 @@ class StreamWatch:
     def _hold(self, whole: bytes) -> bytes:
         """Hand on ``whole`` up to the first event that reports an error in-band, hold that event
         and what follows (none: all of it is handed on). Rare, so each event is read on its own."""
-        parts = whole.split(_BLANK)
+        parts = whole.split(BLANK)
         for index, part in enumerate(parts):
-            errors = [e for e in ChatStreamDecoder().feed(part + _BLANK) if isinstance(e, UpstreamError)]
+            errors = [e for e in ChatStreamDecoder().feed(part + BLANK) if isinstance(e, UpstreamError)]
             if errors:
                 self.error = errors[0].message
-                before = b"".join(p + _BLANK for p in parts[:index])
+                before = b"".join(p + BLANK for p in parts[:index])
                 self.held = whole[len(before) :] + self._tail
                 self._tail = b""
                 self._sent.append(before)

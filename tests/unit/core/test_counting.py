@@ -13,7 +13,6 @@ from gateway.core.counting import (
     Tokens,
     estimate_answer,
     estimate_output,
-    first_event_bytes,
     surface_of,
     usage_of,
 )
@@ -197,19 +196,6 @@ def test_a_bucket_keeps_at_most_200_characters_of_a_model_it_was_asked_for():
 def test_token_counts_are_clamped():
     huge = b'{"usage":{"prompt_tokens":1' + b"0" * 400 + b',"completion_tokens":-5}}'
     assert usage_of(huge) == Tokens(TOKENS_MAX, 0)
-
-
-@pytest.mark.parametrize(
-    ("head", "size"),
-    [
-        (b'data: {"a":1}\n\n', 15),
-        (b': OPENROUTER PROCESSING\n\ndata: {"a":1}\n\n', 15),  # a comment first: not the event
-        (b'data: {"a":1}\r\n\r\ndata: {"b":2}\r\n\r\n', 17),
-        (b'data: {"a":', 11),  # no whole event yet
-    ],
-)
-def test_the_first_event_is_the_first_data_event(head, size):
-    assert first_event_bytes(head) == size
 
 
 def test_every_stated_count_is_a_whole_number_within_bounds():

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gateway.core.sse import First, ended_properly, first_event, stream_error_event
+from gateway.core.sse import First, ended_properly, first_event, first_event_size, stream_error_event
 
 CHUNK = b'data: {"choices":[{"delta":{"content":"hi"},"finish_reason":null}]}\n\n'
 FINAL = b'data: {"choices":[{"delta":{},"finish_reason":"stop"}]}\n\n'
@@ -74,3 +74,18 @@ def test_stream_error_event_is_one_sse_event():
     assert json.loads(event[6:]) == {
         "error": {"message": 'upstream "x" stalled', "type": "stream_error", "code": "stream_stalled"}
     }
+
+
+@pytest.mark.parametrize(
+    ("head", "size"),
+    [
+        (b'data: {"a":1}\n\n', 15),
+        (b': OPENROUTER PROCESSING\n\ndata: {"a":1}\n\n', 15),  # a comment first: not the event
+        (b'data: {"a":1}\r\n\r\ndata: {"b":2}\r\n\r\n', 17),
+        (b'data: {"a":1}\r\rdata: {"b":2}\r\r', 15),  # lines ended by \r alone
+        (b'data: {"a":1}\n\r\ndata: {"b":2}\n\n', 16),  # mixed endings: still one blank line
+        (b'data: {"a":', 11),  # no whole event yet
+    ],
+)
+def test_the_first_event_is_the_first_data_event(head, size):
+    assert first_event_size(head) == size
