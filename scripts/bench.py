@@ -165,13 +165,7 @@ def main() -> None:
 
 def free_plan(gateway: Gateway, upstream: FakeUpstream) -> dict[str, object]:
     """``paced`` alone, after the provider is added and the Worker warmed by ``WARMUP // 4`` requests."""
-    admin = {"authorization": f"Bearer {gateway.admin_token}"}
-    api = {"authorization": f"Bearer {gateway.api_token}"}
-    httpx.post(
-        f"{gateway.url}/api/admin/providers",
-        headers=admin,
-        json={"name": "bench", "base_url": upstream.base_url, "api_key": "sk-bench-key-0123456789", "models": ["m"]},
-    ).raise_for_status()
+    api = _add_provider(gateway, upstream)
     with httpx.Client(timeout=60) as client:
         for _ in range(WARMUP // 4):
             upstream.queue(Json(completion("m")))
@@ -181,14 +175,18 @@ def free_plan(gateway: Gateway, upstream: FakeUpstream) -> dict[str, object]:
         return {"paced": paced(gateway, upstream, client, api)}
 
 
-def run(gateway: Gateway, upstream: FakeUpstream) -> dict[str, object]:
-    admin = {"authorization": f"Bearer {gateway.admin_token}"}
-    api = {"authorization": f"Bearer {gateway.api_token}"}
+def _add_provider(gateway: Gateway, upstream: FakeUpstream) -> dict[str, str]:
+    """Add the fake upstream as the provider of model ``m``; the API token's headers."""
     httpx.post(
         f"{gateway.url}/api/admin/providers",
-        headers=admin,
+        headers={"authorization": f"Bearer {gateway.admin_token}"},
         json={"name": "bench", "base_url": upstream.base_url, "api_key": "sk-bench-key-0123456789", "models": ["m"]},
     ).raise_for_status()
+    return {"authorization": f"Bearer {gateway.api_token}"}
+
+
+def run(gateway: Gateway, upstream: FakeUpstream) -> dict[str, object]:
+    api = _add_provider(gateway, upstream)
     body = {"model": "m", "messages": [{"role": "user", "content": "Say hello in one word."}], "max_tokens": 8}
     answer = Json(completion("m"))
     direct_url, gateway_url = f"{upstream.base_url}/chat/completions", f"{gateway.url}/v1/chat/completions"
