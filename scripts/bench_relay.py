@@ -25,7 +25,7 @@ from gateway.shell.stream import OpenedStream, Relay
 from gateway.shell.translation import TranslatedRelay
 from gateway.surfaces import anthropic, gemini, responses
 from gateway.surfaces.ollama_stream import OllamaStream
-from gateway.surfaces.passthrough import ChatPassThrough
+from gateway.surfaces.whole_events import WholeEvents
 
 EVENTS = 1000
 ROUNDS = 5
@@ -128,9 +128,9 @@ SURFACES = {
     "gemini :streamGenerateContent": lambda: gemini.GeminiStream("m", sse=True),
     "ollama /api/chat": lambda: OllamaStream("m", created_at="2026-01-01T00:00:00Z", mode="chat"),
 }
-# With rescue on (the chat stream is then relayed as a translated one, by ChatPassThrough).
+# With rescue on (the chat stream is then relayed as a translated one, by WholeEvents).
 RESCUE_ON = {
-    "openai, rescue on": ChatPassThrough,
+    "openai, rescue on": WholeEvents,
     "anthropic /v1/messages, rescue on": lambda: anthropic.AnthropicStream("m"),
 }
 

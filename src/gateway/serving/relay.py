@@ -10,7 +10,7 @@ fresh headers, never the upstream's.
 Without a translator and without rescue, a chat stream is passed through as it came
 (``stream.Relay``); otherwise it is relayed batch by batch through the translator
 (``translation.TranslatedRelay``); with rescue on, a chat stream is relayed that way too, through
-``ChatPassThrough``, event by whole event, so that a cut leaves no half event before the rescue's
+``WholeEvents``, event by whole event, so that a cut leaves no half event before the rescue's
 chunks.
 """
 
@@ -27,7 +27,7 @@ from gateway.shell.rescue import Rescuer
 from gateway.shell.stream import OpenedStream, Relay
 from gateway.shell.translation import TranslatedRelay
 from gateway.surfaces.contract import StreamTranslator
-from gateway.surfaces.passthrough import ChatPassThrough
+from gateway.surfaces.whole_events import WholeEvents
 from gateway.wire import headers as h
 
 __all__ = ["relay_stream"]
@@ -52,9 +52,9 @@ def relay_stream(
     relay: Relay | TranslatedRelay
     if translator is None and rescue is None:
         relay = Relay(opened, stall_ms, label, request_id, on_end)
-        media_type = ChatPassThrough.media_type
+        media_type = WholeEvents.media_type
     else:
-        translator = translator or ChatPassThrough()
+        translator = translator or WholeEvents()
         key = served.candidate.key
         secret = config.key_memo.plain(key) if key is not None else None
         relay = TranslatedRelay(opened, stall_ms, label, translator, secret, request_id, on_end, rescue)

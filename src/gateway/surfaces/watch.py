@@ -1,7 +1,7 @@
 """The cut stream of a rescue (SPEC §16), read as OpenAI chat SSE: what the caller was sent of it.
 
 ``StreamWatch`` stands between the upstream and whoever turns its bytes into the caller's (a
-translator, or ``ChatPassThrough``). It hands on whole events only, notes what they carried
+translator, or ``WholeEvents``). It hands on whole events only, notes what they carried
 (``streamed``: the partial a rescue continues), and holds back the first event that reports an
 error in-band (``error``): a rescue may still replace it; if none does, the relay hands it on
 (``held``) and the stream ends as it would have without rescue. The rescue's own stream is joined

@@ -19,8 +19,8 @@ from gateway.core.seam import SeamRefusal
 from gateway.surfaces.anthropic import AnthropicStream
 from gateway.surfaces.chat import ChatStreamDecoder, Finish, Text, ToolArgs, ToolStart, UpstreamError, Usage
 from gateway.surfaces.continuation import Continuation
-from gateway.surfaces.passthrough import ChatPassThrough
 from gateway.surfaces.watch import StreamWatch
+from gateway.surfaces.whole_events import WholeEvents
 
 CUT_ID = "chatcmpl-cut1"
 RESCUE_ID = "chatcmpl-rescue9"
@@ -639,7 +639,7 @@ def test_an_anthropic_client_reads_a_refusal_at_the_rescues_done_as_the_surfaces
 
 def test_a_chat_client_reads_the_partial_then_the_rest_once_through_the_pass_through():
     watch = StreamWatch()
-    relay = ChatPassThrough()
+    relay = WholeEvents()
     out = relay.feed(watch.feed(CUT_RAGGED)) + relay.feed(watch.close())
     continuation = Continuation(watch.streamed.text, RESCUED_FROM, watch.id, MODEL, CREATED, BEFORE)
     out += relay.feed(continuation.feed(RESCUE)) + relay.feed(continuation.close())

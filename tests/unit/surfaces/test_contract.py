@@ -14,8 +14,8 @@ from gateway.surfaces.anthropic_stream import AnthropicStream
 from gateway.surfaces.contract import DecodedStream
 from gateway.surfaces.gemini_stream import GeminiStream
 from gateway.surfaces.ollama_stream import OllamaStream
-from gateway.surfaces.passthrough import ChatPassThrough
 from gateway.surfaces.responses_stream import ResponsesStream
+from gateway.surfaces.whole_events import WholeEvents
 
 TRANSLATORS = {
     "anthropic": lambda: AnthropicStream("m"),
@@ -24,7 +24,7 @@ TRANSLATORS = {
     "gemini-json": lambda: GeminiStream("m", sse=False),
     "ollama-chat": lambda: OllamaStream("m", "2026-01-01T00:00:00Z", "chat"),
     "ollama-generate": lambda: OllamaStream("m", "2026-01-01T00:00:00Z", "generate"),
-    "chat-pass-through": ChatPassThrough,
+    "chat-pass-through": WholeEvents,
 }
 
 

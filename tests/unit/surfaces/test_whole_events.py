@@ -1,4 +1,4 @@
-"""``gateway.surfaces.passthrough``: an OpenAI chat stream relayed as it came (SPEC §16), with the
+"""``gateway.surfaces.whole_events``: an OpenAI chat stream relayed as it came (SPEC §16), with the
 answer's end and usage read from its last bytes and the pass-through ``stream_error`` as its error.
 """
 
@@ -11,7 +11,7 @@ import pytest
 
 from gateway.core.counting import Tokens
 from gateway.core.sse import TAIL_BYTES
-from gateway.surfaces.passthrough import ChatPassThrough
+from gateway.surfaces.whole_events import WholeEvents
 
 
 def _chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> bytes:
@@ -33,8 +33,8 @@ TEXT = _chunk({"role": "assistant", "content": ""}) + _chunk({"content": "Hel"})
 UPSTREAM_ERROR = b'data: {"error":{"message":"upstream overloaded","type":"server_error"}}\n\n'
 
 
-def _relay(stream: bytes, step: int | None = None) -> tuple[ChatPassThrough, bytes]:
-    relay = ChatPassThrough()
+def _relay(stream: bytes, step: int | None = None) -> tuple[WholeEvents, bytes]:
+    relay = WholeEvents()
     step = step or max(len(stream), 1)
     out = b"".join(relay.feed(stream[i : i + step]) for i in range(0, len(stream), step))
     return relay, out
@@ -49,14 +49,14 @@ def test_bytes_pass_unchanged(step):
 
 
 def test_an_empty_read_passes_nothing():
-    relay = ChatPassThrough()
+    relay = WholeEvents()
 
     assert relay.feed(b"") == b""
     assert not relay.complete and not relay.done and relay.usage is None
 
 
 def test_the_media_type_is_sse():
-    assert ChatPassThrough.media_type == "text/event-stream"
+    assert WholeEvents.media_type == "text/event-stream"
 
 
 @pytest.mark.parametrize(
@@ -150,7 +150,7 @@ def test_end_adds_nothing():
 
 
 def test_keep_alive_is_an_sse_comment():
-    keep_alive = ChatPassThrough().keep_alive()
+    keep_alive = WholeEvents().keep_alive()
 
     assert keep_alive.startswith(b":") and keep_alive.endswith(b"\n\n")
     assert b"data:" not in keep_alive

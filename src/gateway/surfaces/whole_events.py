@@ -1,8 +1,9 @@
-"""An OpenAI chat stream relayed as it came, by the relay of the translated surfaces: how
+"""An OpenAI chat stream relayed as it came, in whole events, by the relay of the translated
+surfaces (the native pass-through, ``stream.Relay``, never splits it into events): how
 ``/v1/chat/completions`` streams when rescue is on (SPEC §16). ``StreamWatch`` hands it whole
 events, so a rescue's chunks never follow half an event; after a rescue, the ``Continuation``'s
 chunks come through it too. What it says of the answer's end comes from its last bytes, as
-``stream.Relay`` judges them (``core/sse.py``); its error is the pass-through ``stream_error``.
+``stream.Relay`` judges them (``core/sse.py``); its error is ``stream.Relay``'s ``stream_error``.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from __future__ import annotations
 from gateway.core.counting import Tokens, usage_of
 from gateway.core.sse import TAIL_BYTES, ended_properly, stream_error_event
 
-__all__ = ["ChatPassThrough"]
+__all__ = ["WholeEvents"]
 
 
-class ChatPassThrough:
+class WholeEvents:
     media_type = "text/event-stream"
 
     def __init__(self) -> None:
