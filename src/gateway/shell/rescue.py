@@ -142,24 +142,24 @@ class StreamRescue:
         outlet, watch, rescuer = self._outlet, self._watch, self._rescuer
         verdict = eligibility(True, rescuer.body, watch.streamed, fault)
         if not verdict.allowed:
-            self._said(fault, "refused", verdict.reason)
+            self._record_and_log(fault, "refused", verdict.reason)
             self._hand_on_held()
             return
         outlet.stop_upstream()
         broke = time.monotonic()
         outlet.keep_alive()
         if outlet.caller_gone():  # no one to finish the answer for (seen where a keep-alive was sent)
-            self._said(fault, "refused", _CALLER_GONE)
+            self._record_and_log(fault, "refused", _CALLER_GONE)
             return
         keeper = asyncio.ensure_future(self._keep_alive())
         try:
             rescued = await rescuer.open(watch.streamed.text)
             if rescued is not None and outlet.caller_gone():
                 close(rescued.opened)
-                self._said(fault, "failed", _CALLER_GONE, rescued)
+                self._record_and_log(fault, "failed", _CALLER_GONE, rescued)
                 return
             if rescued is None:
-                self._said(fault, "failed", _NO_RESCUER)
+                self._record_and_log(fault, "failed", _NO_RESCUER)
                 if watch.held:
                     self._hand_on_held()  # the upstream's own error, as without rescue
                 else:
@@ -191,7 +191,7 @@ class StreamRescue:
             return
         if outlet.over and not continuation.failed:
             self.rescued = True
-            self._said(fault, "rescued", None, rescued, wait_ms)
+            self._record_and_log(fault, "rescued", None, rescued, wait_ms)
             log_rescue(fault, outlet.label, outlet.request_id, rescued.label, rescued.method)
             return
         if continuation.refused is not None:
@@ -200,7 +200,7 @@ class StreamRescue:
             broken = "its stream reported an error"
         elif broken is None:
             broken = "its stream ended before the answer was complete"
-        self._said(fault, "failed", broken, rescued, wait_ms)
+        self._record_and_log(fault, "failed", broken, rescued, wait_ms)
         self._end_failed(fault, broken, rescued.label)
 
     def _end_failed(self, fault: Fault, why: str, rescuer: str | None) -> None:
@@ -222,7 +222,7 @@ class StreamRescue:
             if not outlet.over:
                 outlet.keep_alive()
 
-    def _said(
+    def _record_and_log(
         self, fault: Fault, outcome: str, reason: str | None, rescued: Rescued | None = None, wait_ms: int | None = None
     ) -> None:
         """Keep the record of the broken stream (the admin status, SPEC §16) and log it when it
