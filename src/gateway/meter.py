@@ -74,12 +74,12 @@ def relay_end(call: Call, head: bytes) -> StreamEnd:
     to it)."""
     event_bytes = first_event_size(head)
 
-    def end(tokens: Tokens | None, stream_bytes: int, failed: bool, rescued: bool = False) -> None:
+    def stream_over(tokens: Tokens | None, stream_bytes: int, failed: bool, rescued: bool = False) -> None:
         if call.count is not None:
             call.count.report(tokens, estimate_output(stream_bytes, event_bytes))
         end(call, cut=failed or rescued, rescued=rescued)
 
-    return end
+    return stream_over
 
 
 async def flush(db: Any, force: bool = False) -> None:
