@@ -38,7 +38,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import struct
 import subprocess
@@ -51,7 +50,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.openrouter import FakeOpenRouter, endpoint
-from support.runtime import Gateway
+from support.runtime import Gateway, free_port
 from support.upstream import FakeUpstream, Json, Sse, chunk, completion
 
 WARMUP = 200  # V8 and the upstream connection pool settle first: the figures are steady-state
@@ -502,9 +501,9 @@ def surfaces(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api
     return figures
 
 
-def workerd_pid(gateway: Gateway) -> int | None:
-    """The workerd process that runs the Worker (scripts/dev's child)."""
-    for pid in process_tree(gateway.process.pid):
+def workerd_pid(root: int) -> int | None:
+    """The workerd process under ``root`` (scripts/dev's, or the floor's launcher)."""
+    for pid in process_tree(root):
         if Path(f"/proc/{pid}/comm").read_text().strip() == "workerd":
             return pid
     return None
@@ -575,6 +574,13 @@ class IsolateCpu:
             self._recorder.wait()
             share = _isolate_share(self._data)
             self.isolate_ms = None if share is None else self.main_ms * share
+
+    def figures(self, requests: int = 1) -> dict[str, float]:
+        """The main thread's and (with perf) the Worker's CPU in ms, per request of ``requests``."""
+        row = {"workerd_main_thread_cpu_ms": round(self.main_ms / requests, 1)}
+        if self.isolate_ms is not None:
+            row["isolate_cpu_ms"] = round(self.isolate_ms / requests, 1)
+        return row
 
 
 def _drain(client: httpx.Client, url: str, body: dict, headers: dict) -> int:
@@ -665,7 +671,7 @@ def paced(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: d
     idle_before = cpu_seconds(gateway.process.pid)
     time.sleep(5)  # the idle baseline: the processes' background CPU, to subtract
     idle_rate = (cpu_seconds(gateway.process.pid) - idle_before) / (time.monotonic() - start)
-    workerd = workerd_pid(gateway)
+    workerd = workerd_pid(gateway.process.pid)
     assert workerd is not None, "scripts/dev runs workerd"
     figures: dict[str, dict[str, float]] = {}
 
@@ -676,12 +682,10 @@ def paced(gateway: Gateway, upstream: FakeUpstream, client: httpx.Client, api: d
         elapsed = time.monotonic() - start
         row: dict[str, float] = {
             "cpu_ms": round((cpu_seconds(gateway.process.pid) - cpu_before - idle_rate * elapsed) * 1000 / requests, 1),
-            "workerd_main_thread_cpu_ms": round(cpu.main_ms / requests, 1),
+            **cpu.figures(requests),
         }
         if writes is not None:
             row["writes_to_caller"] = writes
-        if cpu.isolate_ms is not None:
-            row["isolate_cpu_ms"] = round(cpu.isolate_ms / requests, 1)
         figures[name] = row
 
     with tempfile.TemporaryDirectory() as scratch_dir:
@@ -714,7 +718,7 @@ def floor(upstream: FakeUpstream) -> dict:
     (scripts/bench_floor.mjs: a bare JavaScript Worker on the same workerd): ``FLOOR_TIMERS``
     timer wakes and nothing else, and the same 1,000-event answer piped natively, woken for per
     read, and read in ~100 ms batches. The Worker's own CPU of each (``IsolateCpu``)."""
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "PATH": f"{ROOT / 'node_modules' / '.bin'}{os.pathsep}{os.environ['PATH']}"}
     server = subprocess.Popen(
         ["node", str(ROOT / "scripts" / "bench_floor.mjs"), str(port)],
@@ -725,41 +729,27 @@ def floor(upstream: FakeUpstream) -> dict:
     )
     try:
         assert server.stdout is not None and server.stdout.readline().strip() == "ready"
-        workerd = next(
-            pid for pid in process_tree(server.pid) if Path(f"/proc/{pid}/comm").read_text().strip() == "workerd"
-        )
+        workerd = workerd_pid(server.pid)
+        assert workerd is not None, "Miniflare runs workerd"
         base = f"http://127.0.0.1:{port}/"
         figures: dict[str, dict[str, float]] = {}
         with tempfile.TemporaryDirectory() as scratch, httpx.Client(timeout=120) as client:
             client.get(base, params={"case": "timers", "n": 20}).raise_for_status()  # warm
             with IsolateCpu(workerd, Path(scratch)) as cpu:
                 client.get(base, params={"case": "timers", "n": FLOOR_TIMERS}).raise_for_status()
-            figures["timers"] = {
-                "wakes": FLOOR_TIMERS,
-                "workerd_main_thread_cpu_ms": round(cpu.main_ms, 1),
-                **({"isolate_cpu_ms": round(cpu.isolate_ms, 1)} if cpu.isolate_ms is not None else {}),
-            }
+            figures["timers"] = {"wakes": FLOOR_TIMERS, **cpu.figures()}
             for case in ("native", "chunk", "batch"):
+                url = base + f"?case={case}&up={upstream.base_url}/chat/completions"
                 upstream.queue(_paced_answer(50))  # warm
-                _drain(client, base + f"?case={case}&up={upstream.base_url}/chat/completions", {}, {})
+                _drain(client, url, {}, {})
                 upstream.queue(_paced_answer(PACED_EVENTS))
                 with IsolateCpu(workerd, Path(scratch)) as cpu:
-                    writes = _drain(client, base + f"?case={case}&up={upstream.base_url}/chat/completions", {}, {})
-                figures[case] = {
-                    "writes_to_caller": writes,
-                    "workerd_main_thread_cpu_ms": round(cpu.main_ms, 1),
-                    **({"isolate_cpu_ms": round(cpu.isolate_ms, 1)} if cpu.isolate_ms is not None else {}),
-                }
+                    writes = _drain(client, url, {}, {})
+                figures[case] = {"writes_to_caller": writes, **cpu.figures()}
         return figures
     finally:
         server.terminate()
         server.wait(timeout=30)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 # The free plan's table: each row's label, the case in ``paced`` (or ``floor``), and its goal in ms.

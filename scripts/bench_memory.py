@@ -49,7 +49,7 @@ def _rss_mb(pid: int) -> float:
 
 def _serving(gateway: Gateway) -> int:
     """The process that runs the Worker: workerd, a child of scripts/dev's Node."""
-    pid = workerd_pid(gateway)
+    pid = workerd_pid(gateway.process.pid)
     if pid is None:
         raise RuntimeError("no workerd process under the launcher")
     return pid
