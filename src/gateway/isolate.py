@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import random
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -45,8 +46,14 @@ class Isolate:
     usage: UsageBook = field(default_factory=UsageBook)  # counts not yet written (SPEC §17)
     rescues: RescueLog = field(default_factory=RescueLog)  # broken streams rescue was on for (SPEC §16)
     refreshing: bool = False  # a request is reading the configuration from D1
+    # The draws of the reliable and balanced strategies (SPEC §19): seeded at the first request.
+    draws: random.Random = field(default_factory=random.Random)
     # Names this isolate's usage rows (SPEC §17): drawn at the first request, never at import.
     id: str = field(default_factory=lambda: secrets.token_hex(6))
+
+    def draw(self, alpha: float, beta: float) -> float:
+        """A draw from Beta(alpha, beta)."""
+        return self.draws.betavariate(alpha, beta)
 
 
 _current: Isolate | None = None

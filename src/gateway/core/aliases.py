@@ -7,9 +7,10 @@ Rules:
 - A pattern matches the whole model name, case-insensitively; ``*`` stands for any run of
   characters (none included). There is no other wildcard and no escape: ``?``, ``[`` and ``.``
   are themselves.
-- ``auto`` (any case), an absent or an empty model is never rewritten: it is the gateway's own
-  name for "any model", not a client's model id, so ``*`` means every named model. A model that no
-  pattern matches is left as it is (and then degrades as SPEC §3 says).
+- ``auto`` (any case, or ``auto:<strategy>``, SPEC §19), an absent or an empty model is never
+  rewritten: it is the gateway's own name for "any model", not a client's model id, so ``*``
+  means every named model. A model that no pattern matches is left as it is (and then degrades
+  as SPEC §3 says).
 - The target is what the caller asked for: ``X-Fallback-From`` names the target when another
   model served, never the name before the alias (the rewrite was the user's own configuration).
 - Limits that keep one lookup cheap and the settings row small: ``MAX_ALIASES`` entries, patterns
@@ -26,6 +27,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from gateway.core.strategy import is_auto
 
 __all__ = [
     "MAX_ALIASES",
@@ -44,8 +47,6 @@ MAX_PATTERN_CHARS = 200
 MAX_TARGET_CHARS = 200
 
 WILDCARD = "*"
-# The gateway's "any model" (``chain.AUTO_MODEL``; chain imports config, which imports this).
-_AUTO = "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,11 +137,9 @@ def compile_aliases(value: Mapping[str, str]) -> Aliases:
 def resolve_alias(aliases: Aliases, model: str | None) -> str | None:
     """The target of the first alias whose pattern matches ``model``, or None when none does or
     ``model`` is ``auto``, absent or empty (never rewritten)."""
-    if not model or not aliases.entries:
+    if not aliases.entries or is_auto(model):
         return None
-    folded = model.casefold()
-    if folded == _AUTO:
-        return None
+    folded = model.casefold()  # type: ignore[union-attr]  # is_auto is true for None
     for alias in aliases.entries:
         if alias.matches(folded):
             return alias.target

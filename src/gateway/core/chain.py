@@ -2,12 +2,13 @@
 and which of them are half-open probes (SPEC §3, §5.4).
 
 Rules:
-- ``auto`` (any case), an empty or an absent model: every enabled provider by (priority, id),
-  and inside a provider its models in speed-memory order (``Memory.order``).
+- ``auto`` (any case, or ``auto:<strategy>``), an empty or an absent model: every enabled
+  provider by (priority, id), and inside a provider its models in speed-memory order
+  (``Memory.order``); then reordered by the strategy (``core/strategy.py``, SPEC §19).
 - An explicit model: first the providers that declare it, by (priority, id); then the rest as
-  for ``auto`` (degradation). A step that serves another model than the one asked is
-  ``degraded`` (the answer then carries ``X-Fallback-From``). A model no provider declares
-  degrades at once.
+  for ``auto`` (degradation); the strategy reorders each of the two groups within itself. A
+  step that serves another model than the one asked is ``degraded`` (the answer then carries
+  ``X-Fallback-From``). A model no provider declares degrades at once.
 - A pair in cooldown is skipped and reported in ``Chain.skipped``: a provider-wide cooldown, or
   every enabled key of the provider cooling (SPEC §13), skips all its models, a model cooldown
   only that pair. A provider with no enabled key is left out.
@@ -16,6 +17,14 @@ Rules:
   probe is of its first probe-ready key (the step's ``Candidate.key``). It keeps its place when it stands
   ahead of the first usable pair (so traffic returns to a recovered primary, and an all-cooled
   chain is made of probes); behind it, it is tried last, before answering that everything failed.
+- A pair that cannot serve the request (``capabilities.unfit``: its window under the request's
+  tokens, or a need it lacks) is passed over before anything else is asked of it, and so is one
+  whose every usable key is at its free-tier cap (``core/freetier.py``); each is reported in
+  ``Chain.passed`` (SPEC §19).
+- A sticky target (``core/sticky.py``): the (provider, key, model) that served the
+  conversation's last turn is the first step, with that key, unless it cannot serve the request,
+  cools, is at its cap, has left the configuration, or (for an explicit model) is another model.
+  The pair keeps its own place too, for the provider's other keys.
 - At most ``MAX_CANDIDATES`` steps.
 - ``one_model`` keeps a chain to one model (SPEC §12.6, embeddings): the one asked for, or for
   ``auto`` the model of the first step, across every provider and key that declares it.
@@ -28,14 +37,16 @@ from dataclasses import dataclass
 
 from gateway.core import rules
 from gateway.core.attempt import Candidate
-from gateway.core.ledger import Cooldown, Ledger
+from gateway.core.capabilities import NO_NEEDS, Needs, unfit
+from gateway.core.ledger import Cooldown
 from gateway.core.memory import Memory
-from gateway.core.providers import Provider
+from gateway.core.providers import Provider, ProviderKey
 from gateway.core.state import RouterState
+from gateway.core.sticky import Target
+from gateway.core.strategy import Beta, Pair, Strategy, is_auto, order_pairs
+from gateway.core.trail import Pass
 
-__all__ = ["AUTO_MODEL", "Chain", "Step", "build_chain", "is_auto", "model_catalog", "one_model"]
-
-AUTO_MODEL = "auto"
+__all__ = ["Chain", "Step", "build_chain", "model_catalog", "one_model"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +62,14 @@ class Step:
 @dataclass(frozen=True, slots=True)
 class Chain:
     """The steps to try in order, the pairs skipped because they cool down, and the model asked
-    for (None for ``auto``)."""
+    for (None for ``auto``); ``passed``: the pairs passed over as unfit or at cap, ``needs``: what
+    the request asks of a model (SPEC §19)."""
 
     steps: tuple[Step, ...]
     skipped: tuple[Candidate, ...]
     requested_model: str | None
+    passed: tuple[Pass, ...] = ()
+    needs: Needs = NO_NEEDS
 
     @property
     def explicit(self) -> bool:
@@ -74,41 +88,94 @@ class Chain:
         return frozenset(c.provider.id for c in candidates if len(c.provider.keys) > 1)
 
 
-def is_auto(model: str | None) -> bool:
-    return not model or model.lower() == AUTO_MODEL
-
-
 def _priority(provider: Provider) -> tuple[int, int]:
     return (provider.priority, provider.id)
 
 
-def _pairs(providers: list[Provider], requested: str | None, memory: Memory) -> Iterator[tuple[Provider, str]]:
+def _pairs(
+    providers: list[Provider], requested: str | None, memory: Memory, strategy: Strategy, beta: Beta
+) -> Iterator[Pair]:
+    asked: list[Pair] = []
     if requested is not None:
-        for provider in providers:
-            if requested in provider.models:
-                yield provider, requested
-    for provider in providers:
-        for model in memory.order(provider):
-            if model != requested:  # those pairs came first
-                yield provider, model
+        asked = [(provider, requested) for provider in providers if requested in provider.models]
+        yield from order_pairs(asked, strategy, memory, beta)
+    rest = [(p, model) for p in providers for model in memory.order(p) if model != requested]  # asked came first
+    yield from order_pairs(rest, strategy, memory, beta)
+
+
+def _no_beta(alpha: float, beta: float) -> float:
+    """The mean, for a caller that gave no draw (only ``priority`` and ``fastest`` need none)."""
+    return alpha / (alpha + beta)
 
 
 class _Builder:
-    __slots__ = ("late", "ledger", "now_ms", "probed", "skipped", "steps", "usable")
+    __slots__ = ("late", "ledger", "needs", "now_ms", "passed", "probed", "skipped", "state", "steps", "usable")
 
-    def __init__(self, ledger: Ledger, now_ms: int) -> None:
-        self.ledger = ledger
+    def __init__(self, state: RouterState, needs: Needs, now_ms: int) -> None:
+        self.state = state
+        self.ledger = state.ledger
+        self.needs = needs
         self.now_ms = now_ms
         self.steps: list[Step] = []
         self.late: list[Step] = []  # probes standing behind the first usable pair
         self.skipped: list[Candidate] = []
+        self.passed: list[Pass] = []
         self.probed: set[int] = set()
         self.usable = False
+
+    def unfit(self, provider: Provider, model: str) -> Pass | None:
+        """The pass of a pair that cannot serve the request, or None."""
+        if self.needs is NO_NEEDS:
+            return None
+        lacking = unfit(provider.facts_of(model), self.needs, self.state.windows.bound(provider.id, model))
+        return None if lacking is None else Pass(provider.name, model, lacking[0], lacking[1])
+
+    def capped(self, provider: Provider, model: str, keys: tuple[ProviderKey, ...]) -> Pass | None:
+        """The pass of a pair whose every key of ``keys`` not cooling is at its cap, or None."""
+        facts, tier, tokens, now_ms = provider.facts_of(model), self.state.free_tier, self.needs.tokens, self.now_ms
+        reasons, until = [], []
+        for key in keys:
+            if self.ledger.key_cooldown(key.id, now_ms) is not None:
+                continue
+            reason = tier.at_cap(key.id, model, facts, tokens, now_ms)
+            if reason is None:
+                return None
+            reasons.append(reason)
+            until.append(tier.reset_ms(key.id, model, facts, now_ms))
+        if not reasons:
+            return None
+        return Pass(provider.name, model, "cap", reasons[0], min(until))
+
+    def sticky(self, providers: list[Provider], target: Target, requested: str | None) -> None:
+        """Put the conversation's target first when it may serve (rules in the module doc)."""
+        if requested is not None and target.model != requested:
+            return
+        provider = next((p for p in providers if p.id == target.provider_id), None)
+        if provider is None or target.model not in provider.models:
+            return
+        key = next((k for k in provider.enabled_keys if k.id == target.key_id), None)
+        if key is None or self.unfit(provider, target.model) is not None:
+            return
+        if self.ledger.is_cooling(provider.id, target.model, self.now_ms, provider.keys):
+            return
+        if self.capped(provider, target.model, (key,)) is not None or self.ledger.key_cooldown(key.id, self.now_ms):
+            return
+        self.steps.append(Step(Candidate(provider, target.model, key)))
+        self.usable = True
 
     def add(self, candidate: Candidate, degraded: bool) -> bool:
         """Place one pair; True once the chain is full."""
         provider = candidate.provider
+        passed = self.unfit(provider, candidate.model)
+        if passed is not None:
+            self.passed.append(passed)
+            return False
         cooldown = self.ledger.blocking(provider.id, candidate.model, self.now_ms, provider.keys)
+        if cooldown is None:
+            passed = self.capped(provider, candidate.model, provider.enabled_keys)
+            if passed is not None:
+                self.passed.append(passed)
+                return False
         probe = None
         if (
             cooldown is not None
@@ -141,7 +208,7 @@ class _Builder:
     def chain(self, requested: str | None) -> Chain:
         room = rules.MAX_CANDIDATES - len(self.steps)
         steps = (*self.steps, *self.late[:room]) if room > 0 else tuple(self.steps)
-        return Chain(steps, tuple(self.skipped), requested)
+        return Chain(steps, tuple(self.skipped), requested, tuple(self.passed), self.needs)
 
 
 def model_catalog(providers: Iterable[Provider]) -> list[tuple[str, str]]:
@@ -154,14 +221,28 @@ def model_catalog(providers: Iterable[Provider]) -> list[tuple[str, str]]:
     return list(catalog.items())
 
 
-def build_chain(providers: Iterable[Provider], requested_model: str | None, state: RouterState, now_ms: int) -> Chain:
-    """The chain for ``requested_model`` (None, ``""`` or ``auto`` for auto) over
-    ``providers`` (any order; disabled ones and ones without models or enabled keys are left out) at
-    ``now_ms`` (epoch ms). Reads the ledger and the memory; changes neither."""
+def build_chain(
+    providers: Iterable[Provider],
+    requested_model: str | None,
+    state: RouterState,
+    now_ms: int,
+    *,
+    needs: Needs = NO_NEEDS,
+    strategy: Strategy = Strategy.PRIORITY,
+    sticky: Target | None = None,
+    beta: Beta = _no_beta,
+) -> Chain:
+    """The chain for ``requested_model`` (None, ``""``, ``auto`` or ``auto:<strategy>`` for auto)
+    over ``providers`` (any order; disabled ones and ones without models or enabled keys are left
+    out) at ``now_ms`` (epoch ms), for a request with ``needs``, in ``strategy``'s order (``beta``
+    draws for it), with the conversation's ``sticky`` target first when it may serve. Reads the
+    router state; changes none of it."""
     requested = None if is_auto(requested_model) else requested_model
     ordered = sorted((p for p in providers if p.enabled and p.models and p.enabled_keys), key=_priority)
-    builder = _Builder(state.ledger, now_ms)
-    for provider, model in _pairs(ordered, requested, state.memory):
+    builder = _Builder(state, needs, now_ms)
+    if sticky is not None:
+        builder.sticky(ordered, sticky, requested)
+    for provider, model in _pairs(ordered, requested, state.memory, strategy, beta):
         degraded = requested is not None and model != requested
         if builder.add(Candidate(provider, model), degraded):
             break
@@ -178,4 +259,5 @@ def one_model(chain: Chain) -> Chain:
         model = chain.steps[0].candidate.model
     steps = tuple(step for step in chain.steps if step.candidate.model == model)
     skipped = tuple(candidate for candidate in chain.skipped if candidate.model == model)
-    return Chain(steps, skipped, chain.requested_model)
+    passed = tuple(p for p in chain.passed if p.model == model)
+    return Chain(steps, skipped, chain.requested_model, passed, chain.needs)

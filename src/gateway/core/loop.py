@@ -18,8 +18,12 @@ Rules (the numbers are in ``rules``, the settings in ``Settings``):
     unreadable key is not tried again in this request;
   - otherwise the next step, unless the breaker trips: with
     ``max_consecutive_upstream_fails`` > 0, that many upstream failures in a row end the loop.
-- Every attempt uses one key of the provider, chosen by ``RouterState.rotation`` (a probe of a
-  cooling key uses that key).
+- Every attempt uses one key of the provider, chosen by ``RouterState.rotation`` among those not
+  at their free-tier cap for the model (a probe of a cooling key, or a sticky step, uses its key);
+  a sent attempt counts against its key's caps (SPEC §19, ``core/freetier.py``).
+- What failures teach (SPEC §19): a 429 that states a limit lowers its key's cap for the model
+  (``core/stated.py``); a context-too-long failure bounds the model's window, at the window it
+  states or else under the request's estimated tokens (``capabilities.Windows``).
 - Same-model retry, only for the model the caller named (not ``auto``, not a degraded step, not
   a probe), at most once per step, with the key of the last try (once no other key is left):
   after a 5xx or a network error (a reset connection) at once;
@@ -53,6 +57,7 @@ from gateway.core.outcome import (
 from gateway.core.providers import ProviderKey
 from gateway.core.settings import Settings
 from gateway.core.state import RouterState
+from gateway.core.stated import stated_caps, stated_context
 from gateway.core.subrequests import Subrequests
 from gateway.core.trail import TrailEntry, named_key_id
 
@@ -81,7 +86,7 @@ async def run_loop(
     ``Exhausted``; never raises for an upstream problem (``attempt`` reports those as values).
     ``avoid_keys``: keys not to use (a rescue's, SPEC §16: the key whose stream broke);
     ``subrequests``: the request's counter (None: not limited), which ``attempt`` adds to."""
-    if not chain.steps and not chain.skipped:
+    if not chain.steps and not chain.skipped and not chain.passed:
         return no_providers()
     run = _Run(chain, settings, state, clock, subrequests)
     run.skip_keys |= avoid_keys
@@ -93,7 +98,8 @@ async def run_loop(
             break
     now_ms = clock.now_ms()
     cooldowns = state.ledger.active(now_ms, chain.provider_ids())
-    return decide_exhaustion(tuple(run.trail), run.stop, cooldowns, now_ms, chain.several_keys(), subrequests)
+    several_keys = chain.several_keys()
+    return decide_exhaustion(tuple(run.trail), run.stop, cooldowns, now_ms, several_keys, subrequests, chain.passed)
 
 
 class _Run:
@@ -148,6 +154,8 @@ class _Run:
             if step.probe and not self.state.ledger.begin_probe(provider.id, started_ms, _probed_key_id(step)):
                 return None
             tried = Candidate(provider, candidate.model, key)
+            if key is not None:
+                self.state.free_tier.count(key.id, candidate.model, self.chain.needs.tokens, started_ms)
             outcome = await attempt(tried, timeout_ms)
             if isinstance(outcome, Delivered):
                 return self._served(step, tried, outcome)
@@ -180,11 +188,18 @@ class _Run:
         provider = step.candidate.provider
         if step.candidate.key is not None:
             return None if tried_keys else step.candidate.key
-        exclude = tried_keys | self.skip_keys
-        key = self.state.rotation.next_key(provider, self.state.ledger, self.clock.now_ms(), exclude)
+        now_ms = self.clock.now_ms()
+        exclude = tried_keys | self.skip_keys | self._capped(step, now_ms)
+        key = self.state.rotation.next_key(provider, self.state.ledger, now_ms, exclude)
         if key is None and step.probe:
             key = next((k for k in provider.enabled_keys if k.id not in exclude), None)
         return key
+
+    def _capped(self, step: Step, now_ms: int) -> set[int]:
+        """The ids of the step's provider's keys at their free-tier cap for its model."""
+        provider, model = step.candidate.provider, step.candidate.model
+        facts, tokens, tier = provider.facts_of(model), self.chain.needs.tokens, self.state.free_tier
+        return {k.id for k in provider.enabled_keys if tier.at_cap(k.id, model, facts, tokens, now_ms) is not None}
 
     def _timeout_ms(self, step: Step) -> int | None:
         left = self.deadline_ms - self.clock.now_ms()
@@ -203,7 +218,8 @@ class _Run:
         ledger.record_success(provider_id, candidate.key.id if candidate.key else None)
         self.state.memory.record_success(provider_id, candidate.model, delivered.latency_ms)
         degraded_from = self.chain.requested_model if step.degraded else None
-        return Served(candidate, delivered.handle, delivered.latency_ms, tuple(self.trail), degraded_from)
+        trail = tuple(self.trail)
+        return Served(candidate, delivered.handle, delivered.latency_ms, trail, degraded_from, self.chain.passed)
 
     def _failed(
         self,
@@ -226,6 +242,7 @@ class _Run:
         if not step.probe:
             ceiling_ms = self.settings.routing_cooldown_ceiling_ms
             self.state.ledger.record_failure(candidate, failure, now_ms, ceiling_ms, started_ms)
+        self._learn(candidate, observed, failure)
         if failure.kind is FailureKind.KEY_UNREADABLE:
             if candidate.key is None:
                 self.skip_providers.add(provider_id)
@@ -240,6 +257,15 @@ class _Run:
             if 0 < limit <= self.failures:
                 self.stop = "breaker"
         return None
+
+    def _learn(self, candidate: Candidate, observed: Observed, failure: Failure) -> None:
+        """What a failure tells of the model's window or the key's caps (rules in the module doc)."""
+        if failure.kind is FailureKind.CONTEXT_TOO_LARGE:
+            bound = stated_context(observed.body) or self.chain.needs.tokens - 1
+            self.state.windows.learn(candidate.provider.id, candidate.model, bound)
+        elif observed.status == 429 and candidate.key is not None:
+            stated = stated_caps(observed.body, observed.headers, platform=candidate.provider.platform)
+            self.state.free_tier.learn(candidate.key.id, candidate.model, stated)
 
     def _retry_wait_ms(self, step: Step, failure: Failure) -> int | None:
         """How long to wait before retrying the same step, or None for no retry."""

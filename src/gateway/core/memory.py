@@ -28,10 +28,13 @@ _NEVER = float("inf")
 
 @dataclass(slots=True)
 class Stats:
-    """The averages of one (provider, model). ``latency_ms`` is None until a first success."""
+    """The averages of one (provider, model). ``latency_ms`` is None until a first success.
+    ``successes`` and ``failures``: the counts the ``reliable`` strategy samples (SPEC §19)."""
 
     success: float
     latency_ms: float | None
+    successes: int = 0
+    failures: int = 0
 
 
 def _ema(old: float, sample: float) -> float:
@@ -50,8 +53,9 @@ class Memory:
         models = self._stats.setdefault(provider_id, {})
         stats = models.get(model)
         if stats is None:
-            models[model] = Stats(1.0, float(latency_ms))
+            models[model] = Stats(1.0, float(latency_ms), successes=1)
             return
+        stats.successes += 1
         stats.success = _ema(stats.success, 1.0)
         stats.latency_ms = float(latency_ms) if stats.latency_ms is None else _ema(stats.latency_ms, latency_ms)
 
@@ -59,9 +63,10 @@ class Memory:
         models = self._stats.setdefault(provider_id, {})
         stats = models.get(model)
         if stats is None:
-            models[model] = Stats(0.0, None)
+            models[model] = Stats(0.0, None, failures=1)
         else:
             stats.success = _ema(stats.success, 0.0)
+            stats.failures += 1
 
     def stats(self, provider_id: int, model: str) -> Stats | None:
         return self._stats.get(provider_id, {}).get(model)

@@ -18,11 +18,12 @@ The loop returns one of:
   | rate limit, quota, credit or tier   | 429    | rate_limit_error / rate_limit_exceeded    |
   | anything else, or a mix             | 502    | provider_error / upstream_failed          |
 
-  No attempt at all because every candidate cools down: 429 with ``retry_at_ms`` and the
-  cooldowns. An empty chain: 503 ``no_providers_configured``. The loop stopped before an attempt
-  that would pass the request's subrequest limit (SPEC §18): 503 ``service_unavailable`` /
-  ``subrequest_limit``, whatever the attempts made ended as; its message names the limit and the
-  setting, then says what the answer above would have said of those attempts.
+  No attempt at all because every candidate cools down or is at its free-tier cap (SPEC §19): 429
+  with ``retry_at_ms`` (the soonest cooldown's end or cap's turn) and the cooldowns. An empty
+  chain: 503 ``no_providers_configured``. The loop stopped before an attempt that would pass the
+  request's subrequest limit (SPEC §18): 503 ``service_unavailable`` / ``subrequest_limit``,
+  whatever the attempts made ended as; its message names the limit and the setting, then says
+  what the answer above would have said of those attempts.
 
 Messages name each attempt (``provider/model: class (status reason)``, the reason redacted)
 and, for 429, the soonest reset (``~45s``, ``~12m``, ``~3h``).
@@ -31,7 +32,7 @@ and, for 429, the soonest reset (``~45s``, ``~12m``, ``~3h``).
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from gateway.core import rules
@@ -39,7 +40,7 @@ from gateway.core.attempt import Candidate, Observed
 from gateway.core.classify import FailureKind
 from gateway.core.ledger import Cooldown
 from gateway.core.subrequests import Subrequests
-from gateway.core.trail import Trail, TrailEntry
+from gateway.core.trail import Pass, Trail, TrailEntry
 
 __all__ = [
     "CallerError",
@@ -58,13 +59,15 @@ Stop = Literal["breaker", "budget", "subrequests"] | None
 @dataclass(frozen=True, slots=True)
 class Served:
     """``handle`` is the shell's response object; ``degraded_from`` is the model asked for when
-    another one served (``X-Fallback-From``), else None."""
+    another one served (``X-Fallback-From``), else None; ``passed``: the chain's pairs passed over
+    (SPEC §19)."""
 
     candidate: Candidate
     handle: Any
     latency_ms: int
     trail: Trail
     degraded_from: str | None
+    passed: tuple[Pass, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +90,7 @@ class Exhausted:
     retry_at_ms: int | None
     cooldowns: tuple[Cooldown, ...]
     trail: Trail
+    passed: tuple[Pass, ...] = ()
 
     def retry_after_s(self, now_ms: int) -> int | None:
         """The ``Retry-After`` header value: whole seconds to ``retry_at_ms``, rounded up."""
@@ -171,16 +175,30 @@ def decide_exhaustion(
     now_ms: int,
     several_keys: Collection[int] = frozenset(),
     subrequests: Subrequests | None = None,
+    passed: tuple[Pass, ...] = (),
 ) -> Exhausted:
     """The answer when no candidate served. ``trail``: the failed attempts (empty when every
     candidate was skipped); ``stop``: why the loop ended early, if it did; ``cooldowns``: the
     live cooldowns of the chain's providers, soonest end first; ``several_keys``: the ids of
     those providers that hold more than one key (only their keys are named, as in the trail);
-    ``subrequests``: the request's counter, for a ``"subrequests"`` stop."""
+    ``subrequests``: the request's counter, for a ``"subrequests"`` stop; ``passed``: the pairs
+    the chain passed over, kept in the answer's trail."""
+    return replace(_decide(trail, stop, cooldowns, now_ms, several_keys, subrequests, passed), passed=passed)
+
+
+def _decide(
+    trail: Trail,
+    stop: Stop,
+    cooldowns: list[Cooldown],
+    now_ms: int,
+    several_keys: Collection[int],
+    subrequests: Subrequests | None,
+    passed: tuple[Pass, ...],
+) -> Exhausted:
     if stop == "subrequests" and subrequests is not None:
         return _out_of_subrequests(trail, cooldowns, now_ms, several_keys, subrequests)
     if not trail:
-        return _all_cooling(cooldowns, now_ms, several_keys)
+        return _all_cooling(cooldowns, now_ms, several_keys, [p for p in passed if p.until_ms is not None])
     row = _match(trail, stop)
     parts = [f"{row.headline} after {len(trail)} attempt(s)"]
     if stop == "budget":
@@ -215,7 +233,9 @@ def _out_of_subrequests(
     return Exhausted(503, "service_unavailable", "subrequest_limit", message, None, (), trail)
 
 
-def _all_cooling(cooldowns: list[Cooldown], now_ms: int, several_keys: Collection[int]) -> Exhausted:
+def _all_cooling(
+    cooldowns: list[Cooldown], now_ms: int, several_keys: Collection[int], capped: list[Pass]
+) -> Exhausted:
     entries = []
     for cooldown in cooldowns:
         named = cooldown.key_id is not None and cooldown.provider_id in several_keys
@@ -224,8 +244,13 @@ def _all_cooling(cooldowns: list[Cooldown], now_ms: int, several_keys: Collectio
         status = f"{cooldown.last_status} " if cooldown.last_status else ""
         why = f"{cooldown.source}, {status}{cooldown.last_message}".strip()
         entries.append(f"{where}: {why}, ready in {format_eta(cooldown.remaining_ms(now_ms))}")
-    retry_at_ms = cooldowns[0].until_ms if cooldowns else None
-    message = "Every candidate is cooling down"
+    resets = [c.until_ms for c in cooldowns[:1]]
+    for cap in capped:
+        until_ms = cap.until_ms or now_ms
+        resets.append(until_ms)
+        entries.append(f"{cap.provider}/{cap.model}: {cap.reason}, ready in {format_eta(until_ms - now_ms)}")
+    retry_at_ms = min(resets) if resets else None
+    message = "Every candidate is cooling down" + (" or at its free-tier cap" if capped else "")
     if retry_at_ms is not None:
         message += f". Soonest reset {format_eta(retry_at_ms - now_ms)}. " + "; ".join(entries)
     return Exhausted(429, "rate_limit_error", "rate_limit_exceeded", message, retry_at_ms, tuple(cooldowns), ())

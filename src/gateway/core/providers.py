@@ -6,9 +6,11 @@ without importing the snapshot.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from gateway.core.kinds import Kind, kind_of
+from gateway.core.modelfacts import NO_FACTS, Facts
 
 __all__ = ["Provider", "ProviderKey", "SealedKey"]
 
@@ -51,9 +53,18 @@ class Provider:
     # The kinds its ``models`` entries declare (SPEC §12.6); a model not named here has the kind
     # its id suggests (``core/kinds.py``).
     kinds: tuple[tuple[str, Kind], ...] = ()
+    # What its ``models`` entries set (SPEC §19): the admin's facts, and the ``/models`` listing's
+    # as stored with them; ``facts``: both joined with the presets' (``capabilities.static_facts``).
+    declared: Mapping[str, Facts] = field(default_factory=dict, hash=False)
+    listed: Mapping[str, Facts] = field(default_factory=dict, hash=False)
+    facts: Mapping[str, Facts] = field(default_factory=dict, hash=False)
 
     def kind_of(self, model: str) -> Kind:
         return kind_of(model, dict(self.kinds))
+
+    def facts_of(self, model: str) -> Facts:
+        """What is known of ``model`` here (its learned window aside)."""
+        return self.facts.get(model, NO_FACTS)
 
     @property
     def enabled_keys(self) -> tuple[ProviderKey, ...]:

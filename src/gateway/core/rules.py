@@ -267,3 +267,24 @@ RESCUE_QUOTE_MAX_CHARS = 60
 RESCUE_KEEPALIVE_MS = 5_000
 # The rescues an isolate remembers for the admin status (newest first).
 RESCUES_KEPT = 20
+
+# --- A router that knows its models (SPEC §19) ---
+# A request's answer is estimated at its max_tokens, at most this many (the original server's
+# #470: a large max_tokens is a ceiling, not what the answer uses), and this many when it sets none.
+OUTPUT_ESTIMATE_DEFAULT = 1_000
+OUTPUT_ESTIMATE_MAX = 2_000
+# Learned context windows an isolate keeps (per provider and model); past it the oldest goes.
+LEARNED_WINDOWS_KEPT = 1_000
+# Free-tier counts an isolate keeps (per key and model); past it, counts of a past day go first.
+FREE_TIER_COUNTS_KEPT = 4_000
+# A conversation sticks to what served its last turn for this long after it (SPEC §19).
+STICKY_TTL_MS = 30 * MINUTE_MS
+# Conversations an isolate remembers; past it the one idle longest goes.
+STICKY_KEPT = 1_000
+# The balanced strategy's weights: sampled reliability, and speed.
+BALANCED_RELIABILITY_WEIGHT = 2 / 3
+# Speed as a score from 1 (first byte within the first bound) down to 0 (at the second or
+# later), linear between; a pair never measured scores SPEED_SCORE_UNKNOWN (the original's).
+SPEED_SCORE_FAST_MS = 300
+SPEED_SCORE_SLOW_MS = 5_000
+SPEED_SCORE_UNKNOWN = 0.6

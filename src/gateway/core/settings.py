@@ -8,7 +8,8 @@ Rules:
 - Three kinds of setting share one interface (``read`` stored text, ``accept`` an admin API value,
   ``refusal``, ``to_json``, ``to_row``): integers (``Setting``), the model alias table
   (``AliasesSetting``, a JSON object; ``core/aliases.py``), compiled here, once per snapshot, and
-  an origin (``OriginSetting``: where OpenRouter's endpoints API is, SPEC §15).
+  an origin (``OriginSetting``: where OpenRouter's endpoints API is, SPEC §15), and a choice
+  among names (``ChoiceSetting``: the routing strategy, SPEC §19).
 - A setting has two names: its D1 key (``stream_stall_ms``) and its env var (``STREAM_STALL_MS``);
   the admin API takes either (``SETTINGS_BY_NAME``).
 """
@@ -24,6 +25,7 @@ from urllib.parse import urlsplit
 
 from gateway.core import rules
 from gateway.core.aliases import NO_ALIASES, Aliases, alias_problem, compile_aliases
+from gateway.core.strategy import Strategy
 
 __all__ = [
     "DEFAULT_OPENROUTER_ORIGIN",
@@ -32,6 +34,7 @@ __all__ = [
     "SETTINGS_BY_NAME",
     "AliasesSetting",
     "AnySetting",
+    "ChoiceSetting",
     "OriginSetting",
     "Setting",
     "SettingValue",
@@ -183,7 +186,36 @@ class OriginSetting:
         return value
 
 
-AnySetting = Setting | AliasesSetting | OriginSetting
+@dataclass(frozen=True, slots=True)
+class ChoiceSetting:
+    """One of ``choices``, stored and given as its name (any case, spaces around it ignored)."""
+
+    key: str
+    env: str
+    choices: tuple[str, ...]
+    default: str
+    null_is_off = False
+
+    def read(self, raw: object) -> str | None:
+        if not isinstance(raw, str):
+            return None
+        name = raw.strip().lower()
+        return name if name in self.choices else None
+
+    def accept(self, value: object) -> str | None:
+        return self.read(value)
+
+    def refusal(self, value: object) -> str:
+        return "one of " + ", ".join(self.choices) + " is expected"
+
+    def to_json(self, value: str) -> str:
+        return value
+
+    def to_row(self, value: str) -> str:
+        return value
+
+
+AnySetting = Setting | AliasesSetting | OriginSetting | ChoiceSetting
 
 
 SETTINGS: tuple[AnySetting, ...] = (
@@ -235,6 +267,8 @@ SETTINGS: tuple[AnySetting, ...] = (
         rules.DEFAULT_SUBREQUEST_LIMIT,
         clamp=(rules.SUBREQUEST_LIMIT_MIN, rules.SUBREQUEST_LIMIT_MAX),
     ),
+    # The order of auto's chain (SPEC §19, ``core/strategy.py``).
+    ChoiceSetting("routing_strategy", "ROUTING_STRATEGY", tuple(Strategy), Strategy.PRIORITY.value),
     # Usage (SPEC §17, §18): how often an isolate writes its counts to D1, in minutes.
     Setting(
         "usage_flush_minutes",
@@ -276,8 +310,8 @@ def parse_setting(setting: Setting, raw: object, *, clamp: bool = True) -> int |
 
 @dataclass(frozen=True, slots=True)
 class SettingValue:
-    """The effective value (``int``; ``Aliases`` for ``model_aliases``; ``str`` for an origin) and
-    where it came from."""
+    """The effective value (``int``; ``Aliases`` for ``model_aliases``; ``str`` for an origin or a
+    choice) and where it came from."""
 
     value: int | Aliases | str
     source: Source
@@ -302,6 +336,7 @@ class Settings:
     stream_rescue: int = 0
     subrequest_limit: int = rules.DEFAULT_SUBREQUEST_LIMIT
     usage_flush_minutes: int = rules.DEFAULT_USAGE_FLUSH_MINUTES
+    routing_strategy: str = Strategy.PRIORITY.value
 
 
 def resolve_settings(rows: Mapping[str, str], env: Mapping[str, str]) -> tuple[Settings, dict[str, SettingValue]]:

@@ -5,6 +5,9 @@
   class`` when the provider has several keys, SPEC §13), joined by ``"; "``; at
   most ``TRAIL_MAX_ENTRIES`` entries, then ``; +N more``; at most ``TRAIL_MAX_CHARS`` characters
   (whole entries are dropped into the ``+N more`` count until it fits).
+- Pairs the chain passed over before any fetch (SPEC §19: a model that cannot serve the request,
+  a key at its free-tier cap) lead the trail as ``provider/model: skipped: <reason>``; they are not
+  attempts, so ``X-Fallback-Attempts`` leaves them out, and the trail is sent with them alone.
 - Header values must be ASCII (RFC 9110 §5.5): anything but printable ASCII, control characters
   included, is percent-encoded as UTF-8.
 - In the trail, ``;`` separates entries: a ``;`` in a provider or model name is written ``%3B``
@@ -20,7 +23,7 @@ from gateway.core import rules
 from gateway.core.classify import Failure
 from gateway.core.providers import Provider, ProviderKey
 
-__all__ = ["Trail", "TrailEntry", "attempts_header", "header_safe", "named_key_id", "trail_header"]
+__all__ = ["Pass", "Trail", "TrailEntry", "attempts_header", "header_safe", "named_key_id", "trail_header"]
 
 _PRINTABLE_ASCII = "".join(chr(code) for code in range(0x20, 0x7F))
 
@@ -54,6 +57,23 @@ class TrailEntry:
 Trail = tuple[TrailEntry, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Pass:
+    """A pair passed over before any fetch (SPEC §19): ``need`` is what it lacks (``context``,
+    ``vision``, ``tools``, ``json``) or ``cap`` (every usable key at its free-tier cap, until
+    ``until_ms``); ``reason`` says it with its figures (``context 8192 < ~21000``)."""
+
+    provider: str
+    model: str
+    need: str
+    reason: str
+    until_ms: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.provider}/{self.model}: skipped: {self.reason}"
+
+
 def named_key_id(provider: Provider, key: ProviderKey | None) -> int | None:
     """The id by which a message names ``key`` of ``provider``: only when the provider has more
     than one key (SPEC §13), else None (the provider's name says it all). The one rule for the
@@ -82,12 +102,16 @@ def _trail_label(entry: TrailEntry) -> str:
     return f"{_in_trail(entry.provider)}{key}/{_in_trail(entry.model)}: {entry.failure.kind}"
 
 
-def trail_header(trail: Trail) -> str | None:
-    """The ``X-Fallback-Trail`` value, or None when no attempt failed."""
-    if not trail:
+def trail_header(trail: Trail, passed: tuple[Pass, ...] = ()) -> str | None:
+    """The ``X-Fallback-Trail`` value, or None when nothing was passed over and no attempt failed."""
+    if not trail and not passed:
         return None
-    labels = [_trail_label(entry) for entry in trail[: rules.TRAIL_MAX_ENTRIES]]
-    hidden = len(trail) - len(labels)
+    every = [
+        *(f"{_in_trail(p.provider)}/{_in_trail(p.model)}: skipped: {p.reason}" for p in passed),
+        *(_trail_label(entry) for entry in trail),
+    ]
+    labels = every[: rules.TRAIL_MAX_ENTRIES]
+    hidden = len(every) - len(labels)
     while True:
         more = f"+{hidden} more" if hidden else ""
         text = "; ".join([*labels, more] if more else labels)

@@ -22,11 +22,12 @@ from typing import Any
 from gateway import isolate
 from gateway.answers import json_response
 from gateway.call import Call
+from gateway.core.capabilities import LISTED_FIELDS, facts_json, facts_sources
 from gateway.core.config import Config
 from gateway.core.credentials import MIN_TOKEN_LENGTH, token_problem
 from gateway.core.hop import own_address_refusal
 from gateway.core.providers import Provider, ProviderKey, SealedKey
-from gateway.core.settings import SETTINGS, SETTINGS_BY_KEY, SETTINGS_BY_NAME, Setting, SettingValue
+from gateway.core.settings import SETTINGS, SETTINGS_BY_KEY, SETTINGS_BY_NAME, ChoiceSetting, Setting, SettingValue
 from gateway.core.tokens import hint, token_matches
 from gateway.errors import ConflictError, CryptoError, InvalidRequestError, NotFoundError, StorageError
 from gateway.serving.auth import admin_config
@@ -60,22 +61,53 @@ __all__ = [
 _NULLABLE = frozenset({"timeout_ms", "api_key"})
 
 
-def _key_json(key: ProviderKey, plain: str | None, cooling_until_ms: int | None) -> dict[str, Any]:
+def _key_json(provider: Provider, key: ProviderKey, plain: str | None, now_ms: int) -> dict[str, Any]:
+    """A key's hint and state, and what it sent each model it has a free-tier cap for (SPEC §19):
+    this isolate's counts in the UTC minute and day against its caps."""
+    router = isolate.current().router
+    usage = []
+    for model in provider.models:
+        caps = router.free_tier.caps(key.id, model, provider.facts_of(model))
+        if caps.rpm is None and caps.rpd is None and caps.tpm is None:
+            continue
+        count = router.free_tier.usage(key.id, model, now_ms)
+        usage.append(
+            {
+                "model": model,
+                "minute": count.minute_requests,
+                "day": count.day_requests,
+                "minute_tokens": count.minute_tokens,
+                "rpm": caps.rpm,
+                "rpd": caps.rpd,
+                "tpm": caps.tpm,
+            }
+        )
     return {
         "id": key.id,
         "hint": hint(plain),
         "enabled": key.enabled,
         "key_error": plain is None,
-        "cooling_until_ms": cooling_until_ms,
+        "cooling_until_ms": router.ledger.key_cooling_until(key.id, now_ms),
+        "caps": usage,
     }
+
+
+def _capabilities_json(provider: Provider) -> dict[str, Any]:
+    """Each model's facts as routing uses them, and where each came from (SPEC §19)."""
+    windows = isolate.current().router.windows
+    shown: dict[str, Any] = {}
+    for model in provider.models:
+        learned = windows.bound(provider.id, model)
+        facts, sources = facts_sources(provider.platform, model, provider.declared, provider.listed, learned)
+        shown[model] = {**facts_json(facts), "sources": sources}
+    return shown
 
 
 def _provider_json(provider: Provider, plains: Mapping[int, str | None]) -> dict[str, Any]:
     """The wire ``Provider``: ``keys`` lists every key (hint, state, this isolate's cooldown end);
     ``key_hint`` and ``key_error`` are the first key's (SPEC §13)."""
     now_ms = isolate.now_ms()
-    ledger = isolate.current().router.ledger
-    keys = [_key_json(k, plains.get(k.id), ledger.key_cooling_until(k.id, now_ms)) for k in provider.keys]
+    keys = [_key_json(provider, k, plains.get(k.id), now_ms) for k in provider.keys]
     first = keys[0] if keys else {"hint": None, "key_error": True}
     return {
         "id": provider.id,
@@ -87,6 +119,7 @@ def _provider_json(provider: Provider, plains: Mapping[int, str | None]) -> dict
         "keys": keys,
         "models": _model_entries(provider),
         "kinds": {model: provider.kind_of(model) for model in provider.models},
+        "capabilities": _capabilities_json(provider),
         "priority": provider.priority,
         "timeout_ms": provider.timeout_ms,
         "enabled": provider.enabled,
@@ -95,11 +128,22 @@ def _provider_json(provider: Provider, plains: Mapping[int, str | None]) -> dict
     }
 
 
-def _model_entries(provider: Provider) -> list[str | dict[str, str]]:
-    """The provider's models as they were given (SPEC §12.6): an id, or ``{"id", "kind"}`` for a
-    model whose kind was set; what a ``PUT`` of them keeps as it is."""
-    declared = dict(provider.kinds)
-    return [{"id": m, "kind": declared[m]} if m in declared else m for m in provider.models]
+def _model_entry(provider: Provider, model: str, kinds: Mapping[str, str]) -> str | dict[str, Any]:
+    entry: dict[str, Any] = {"id": model}
+    if model in kinds:
+        entry["kind"] = kinds[model]
+    if model in provider.declared:
+        entry.update(facts_json(provider.declared[model]))
+    if model in provider.listed:
+        entry["listed"] = facts_json(provider.listed[model], LISTED_FIELDS)
+    return entry if len(entry) > 1 else model
+
+
+def _model_entries(provider: Provider) -> list[str | dict[str, Any]]:
+    """The provider's models as they were given (SPEC §12.6, §19): an id, or ``{"id", …}`` with
+    the kind, facts and listing that were set; what a ``PUT`` of them keeps as it is."""
+    kinds = dict(provider.kinds)
+    return [_model_entry(provider, model, kinds) for model in provider.models]
 
 
 async def _plain_keys(config: Config, keys: Iterable[ProviderKey]) -> dict[int, str | None]:
@@ -284,11 +328,13 @@ async def delete_key(call: Call) -> JsResponse:
 
 def _setting_json(key: str, value: SettingValue) -> dict[str, Any]:
     """A setting's effective value and its source; an integer's bounds too (the page checks a
-    value in its own unit before sending it)."""
+    value in its own unit before sending it), a choice's names."""
     setting = SETTINGS_BY_KEY[key]
     shown: dict[str, Any] = {"value": setting.to_json(value.value), "source": value.source}  # type: ignore[arg-type]
     if isinstance(setting, Setting):
         shown["minimum"], shown["maximum"] = setting.bounds
+    elif isinstance(setting, ChoiceSetting):
+        shown["choices"] = list(setting.choices)
     return shown
 
 

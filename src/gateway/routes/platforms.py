@@ -4,7 +4,9 @@
   default_models}]}``.
 - ``POST /api/admin/models/fetch`` with ``{base_url, api_key}`` or ``{provider_id}`` (a stored
   provider, with its stored key): the platform's ``GET {base_url}/models``, answered as
-  ``{"models": [ids, sorted]}``. 400 names the invalid field, 404 for an unknown provider, 502
+  ``{"models": [ids, sorted], "facts": {id: {context, vision, tools, json}}}``, ``facts`` holding
+  what the listing states of a model (SPEC §19, ``core/modelfacts.listed_facts``), for the page to
+  store as the entry's ``listed``. 400 names the invalid field, 404 for an unknown provider, 502
   when the platform fails or answers something that is not an OpenAI model list; the platform's
   text is redacted and the key never appears in an answer.
 """
@@ -18,8 +20,10 @@ from gateway.answers import json_response
 from gateway.call import Call
 from gateway.core import rules
 from gateway.core.attempt import Defect
+from gateway.core.capabilities import LISTED_FIELDS, facts_json
 from gateway.core.classify import redact, scrub
 from gateway.core.config import Config
+from gateway.core.modelfacts import listed_facts
 from gateway.errors import NotFoundError, ProviderError
 from gateway.presets import PRESETS, Preset
 from gateway.serving.auth import admin_config
@@ -70,16 +74,27 @@ def _failed(url: str, what: str) -> ProviderError:
     return ProviderError(f"Fetching the model list from {url} failed: {what}")
 
 
-def _model_ids(text: str) -> list[str] | None:
-    """The sorted ids of an OpenAI model list ``{"data": [{"id": …}, …]}``; None if it is not one."""
+def _model_list(text: str) -> dict[str, Any] | None:
+    """The sorted ids of an OpenAI model list ``{"data": [{"id": …}, …]}`` and what it states of
+    each; None if it is not one."""
     try:
         listed = json.loads(text).get("data")
     except (ValueError, AttributeError):
         return None
     if not isinstance(listed, list):
         return None
-    ids = (m.get("id") if isinstance(m, dict) else None for m in listed)
-    return sorted({i.removeprefix(_RESOURCE_PREFIX) for i in ids if isinstance(i, str) and i})
+    facts: dict[str, dict[str, object]] = {}
+    ids: set[str] = set()
+    for entry in listed:
+        model = entry.get("id") if isinstance(entry, dict) else None
+        if not isinstance(model, str) or not model:
+            continue
+        model = model.removeprefix(_RESOURCE_PREFIX)
+        ids.add(model)
+        stated = facts_json(listed_facts(entry), LISTED_FIELDS)
+        if stated:
+            facts[model] = stated
+    return {"models": sorted(ids), "facts": facts}
 
 
 async def fetch_models(call: Call) -> JsResponse:
@@ -99,7 +114,7 @@ async def fetch_models(call: Call) -> JsResponse:
     if not 200 <= answer.status < 300:
         detail = redact(scrub(text, api_key))
         raise _failed(url, f"the platform answered HTTP {answer.status}" + (f": {detail}" if detail else ""))
-    models = _model_ids(text)
+    models = _model_list(text)
     if models is None:
         raise _failed(url, f"the answer (HTTP {answer.status}) is not an OpenAI model list")
-    return json_response({"models": models})
+    return json_response(models)

@@ -3,9 +3,11 @@
 ``route`` applies the model aliases (``core/aliases.py``: the alias target is then what the request
 asks for, so ``X-Fallback-From`` names it, not the client's name), then a named client's model
 allow-list (SPEC §14, ``core/clients.py``: a named model outside it is refused with 403, and the
-chain only holds models inside it), builds the chain and runs the fallback loop; the helpers turn its outcome into the
-headers every surface sends (``X-Routed-Via``, ``X-Fallback-*``) and the honest error when
-nothing served. What a surface does with a ``Served`` answer is its own business.
+chain only holds models inside it), reads what the request needs of a model, its strategy and its
+conversation's sticky target (SPEC §19), builds the chain and runs the fallback loop; the
+helpers turn its outcome into the headers every surface sends (``X-Routed-Via``,
+``X-Fallback-*``) and the honest error when nothing served. What a surface does with a
+``Served`` answer is its own business.
 """
 
 from __future__ import annotations
@@ -15,16 +17,19 @@ from gateway.call import Call
 from gateway.core import rules
 from gateway.core.aliases import resolve_alias
 from gateway.core.attempt import Attempt, Candidate
-from gateway.core.chain import build_chain, is_auto, one_model
+from gateway.core.capabilities import NO_NEEDS, Needs, needs_of
+from gateway.core.chain import Chain, build_chain, one_model
 from gateway.core.clients import Caller, model_refused
 from gateway.core.config import Config
 from gateway.core.counting import estimate_text
 from gateway.core.kinds import Kind, single_model
 from gateway.core.loop import run_loop
 from gateway.core.outcome import Exhausted, LoopResult, Served
+from gateway.core.sticky import Target, continues, conversation_name
+from gateway.core.strategy import Strategy, auto_strategy, is_auto
 from gateway.core.subrequests import SUBREQUESTS
-from gateway.core.trail import Trail, attempts_header, header_safe, trail_header
-from gateway.errors import NotFoundError, PermissionDeniedError, RoutingError
+from gateway.core.trail import Pass, Trail, attempts_header, header_safe, trail_header
+from gateway.errors import InvalidRequestError, NotFoundError, PermissionDeniedError, RoutingError
 from gateway.requestid import next_request_id
 from gateway.upstream.openai import CHAT, Body, Endpoint, JsonBody, OpenAIUpstream
 from gateway.upstream.openrouter import PinnedUpstream
@@ -66,7 +71,20 @@ async def route(
         )
     providers = config.providers_for(caller.models, kind)
     now_ms = isolate.now_ms()
-    chain = build_chain(providers, model, state, now_ms)
+    needs, conversation, sticky = NO_NEEDS, None, None
+    if kind is Kind.CHAT and isinstance(body, JsonBody):
+        needs = needs_of(body.data, len(body.raw))
+        messages = body.data.get("messages") or ()
+        client_id = caller.client.id if caller.client else 0
+        conversation = conversation_name(call.request.header(h.SESSION_ID), client_id, messages)
+        if conversation is not None and continues(messages):
+            sticky = state.conversations.target(conversation, now_ms)
+    strategy = auto_strategy(model) or Strategy(config.settings.routing_strategy)
+    chain = build_chain(
+        providers, model, state, now_ms, needs=needs, strategy=strategy, sticky=sticky, beta=isolate.current().draw
+    )
+    if not chain.steps and not chain.skipped and chain.passed and all(p.need != "cap" for p in chain.passed):
+        raise _unservable(chain, needs)
     if single_model(kind):
         if not auto and not any(model in p.models for p in providers):
             raise NotFoundError(
@@ -97,7 +115,40 @@ async def route(
         chain, attempt, settings=config.settings, state=state, clock=isolate.CLOCK, subrequests=subrequests
     )
     counted.routed(result, model, isolate.now_ms())
+    if conversation is not None and isinstance(result, Served):
+        served = result.candidate
+        target = Target(served.provider.id, served.key.id if served.key else 0, served.model)
+        state.conversations.served(conversation, target, isolate.now_ms())
     return result
+
+
+_UNSERVABLE = {
+    "context": ("context_length_exceeded", "The request is too long for every model"),
+    "vision": ("no_vision_model", "The request holds an image, and no model it may use reads images"),
+    "tools": ("no_tools_model", "The request offers tools, and no model it may use calls tools"),
+    "json": ("no_json_model", "The request asks for JSON output, and no model it may use gives it"),
+}
+
+
+def _unservable(chain: Chain, needs: Needs) -> InvalidRequestError:
+    """The 400 when no model can serve the request (SPEC §19): what it lacks, the first lack
+    named in the order of ``_UNSERVABLE``, and every model passed over with its reason."""
+    lacking = {p.need for p in chain.passed}
+    need = next(n for n in _UNSERVABLE if n in lacking)
+    code, headline = _UNSERVABLE[need]
+    if need == "context":
+        largest = max(_window(p) for p in chain.passed if p.need == "context")
+        headline += f" (~{needs.tokens} tokens; the largest window known is {largest})"
+    passed = "; ".join(p.label for p in chain.passed[: rules.TRAIL_MAX_ENTRIES])
+    more = len(chain.passed) - rules.TRAIL_MAX_ENTRIES
+    passed += f"; +{more} more" if more > 0 else ""
+    message = f"{headline}. Set a model's facts on the config page if they are wrong. Passed over: {passed}"
+    return InvalidRequestError(message, code=code, param="messages", headers=trail_headers((), chain.passed))
+
+
+def _window(passed: Pass) -> int:
+    """The window a context pass names (``context 8192 < ~21000``)."""
+    return int(passed.reason.split()[1])
 
 
 def input_estimate(body: Body) -> int:
@@ -106,9 +157,12 @@ def input_estimate(body: Body) -> int:
     return estimate_text(len(body.raw)) if isinstance(body, JsonBody) else 0
 
 
-def trail_headers(trail: Trail) -> dict[str, str]:
-    attempts, text = attempts_header(trail), trail_header(trail)
-    return {h.FALLBACK_ATTEMPTS: attempts, h.FALLBACK_TRAIL: text} if attempts and text else {}
+def trail_headers(trail: Trail, passed: tuple[Pass, ...] = ()) -> dict[str, str]:
+    """``X-Fallback-Attempts`` when an attempt failed, ``X-Fallback-Trail`` when one failed or a
+    pair was passed over (SPEC §19)."""
+    attempts, text = attempts_header(trail), trail_header(trail, passed)
+    headers = {h.FALLBACK_TRAIL: text} if text else {}
+    return headers | {h.FALLBACK_ATTEMPTS: attempts} if attempts else headers
 
 
 def routed_via(candidate: Candidate) -> str:
@@ -121,7 +175,7 @@ def routing_headers(served: Served) -> dict[str, str]:
     routing = {h.ROUTED_VIA: routed_via(served.candidate), h.REQUEST_ID: next_request_id()}
     if served.degraded_from is not None:
         routing[h.FALLBACK_FROM] = header_safe(served.degraded_from)
-    return routing | trail_headers(served.trail)
+    return routing | trail_headers(served.trail, served.passed)
 
 
 def exhausted_error(result: Exhausted) -> RoutingError:
@@ -129,7 +183,7 @@ def exhausted_error(result: Exhausted) -> RoutingError:
     ``cooldowns`` and ``Retry-After`` when the cause was a cooldown or a rate limit."""
     now_ms = isolate.now_ms()
     extra: dict[str, object] = {}
-    headers = trail_headers(result.trail)
+    headers = trail_headers(result.trail, result.passed)
     if result.retry_at_ms is not None:
         extra["retryAtMs"] = result.retry_at_ms
         headers[h.RETRY_AFTER] = str(result.retry_after_s(now_ms))

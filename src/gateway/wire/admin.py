@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from gateway.core.capabilities import FACT_FIELDS, facts_problem
 from gateway.core.kinds import KIND_NAMES, Kind
 
 __all__ = [
@@ -60,21 +61,43 @@ def _models(value: list[str]) -> list[str]:
 _KINDS = ", ".join(Kind)
 
 
-def _model_entries(value: list[object]) -> list[str | dict[str, str]]:
-    """Provider models (SPEC §12.6): each an id, or ``{"id", "kind"}`` to set its kind; each model
-    once (its first entry, in the user's order)."""
-    entries: dict[str, str | dict[str, str]] = {}
+_ENTRY_FIELDS = frozenset({"id", "kind", "listed", *FACT_FIELDS})
+_ENTRY_SHAPE = f'an id or {{"id": …}} with any of "kind" (one of {_KINDS}), ' + ", ".join(
+    f'"{name}"' for name in (*FACT_FIELDS, "listed")
+)
+
+
+def _model_entry(entry: dict[str, object]) -> tuple[str, dict[str, object]]:
+    """A ``{"id", …}`` entry (SPEC §12.6, §19) as stored: its id, kind, facts and listing, the
+    nulls left out."""
+    model = str(entry["id"]).strip()
+    if "kind" in entry and entry["kind"] not in KIND_NAMES:
+        raise ValueError(f"the kind of '{model}' must be one of {_KINDS}")
+    problem = facts_problem(entry)
+    if problem is not None:
+        raise ValueError(f"model '{model}': {problem}")
+    kept: dict[str, object] = {"id": model}
+    kept.update((name, value) for name, value in entry.items() if name != "id" and value is not None)
+    if isinstance(kept.get("listed"), dict):
+        kept["listed"] = {name: value for name, value in kept["listed"].items() if value is not None}  # type: ignore[union-attr]
+    return model, kept
+
+
+def _model_entries(value: list[object]) -> list[str | dict[str, object]]:
+    """Provider models (SPEC §12.6, §19): each an id, or an object with its id and any of its kind,
+    its facts (window, vision, tools, JSON output, free-tier caps) and what its platform's listing
+    states (``listed``); each model once (its first entry, in the user's order)."""
+    entries: dict[str, str | dict[str, object]] = {}
     for entry in value:
         if isinstance(entry, str):
             model = entry.strip()
-            kept: str | dict[str, str] = model
-        elif isinstance(entry, dict) and set(entry) == {"id", "kind"} and isinstance(entry["id"], str):
-            model = entry["id"].strip()
-            if entry["kind"] not in KIND_NAMES:
-                raise ValueError(f"the kind of '{model}' must be one of {_KINDS}")
-            kept = {"id": model, "kind": entry["kind"]}
+            kept: str | dict[str, object] = model
+        elif isinstance(entry, dict) and "id" in entry and set(entry) <= _ENTRY_FIELDS and isinstance(entry["id"], str):
+            model, kept = _model_entry(entry)
+            if set(kept) == {"id"}:
+                kept = model
         else:
-            raise ValueError(f'each model is an id or {{"id": …, "kind": one of {_KINDS}}}')
+            raise ValueError(f"each model is {_ENTRY_SHAPE}")
         if not model:
             raise ValueError("model ids must not be empty")
         entries.setdefault(model, kept)

@@ -10,6 +10,9 @@ RETRY_AFTER = "Retry-After"
 # The loop guard's mark on every upstream request: the deployments it passed through (core/hop.py).
 HOP = "X-Fllmapi-Hop"
 
+# Names a conversation, so its turns go where its last turn was served (SPEC §19, ``core/sticky.py``).
+SESSION_ID = "x-session-id"
+
 # The caller's address, set by Cloudflare's edge (a caller cannot set it): the rate limits' IP.
 CONNECTING_IP = "CF-Connecting-IP"
 # A rate-limited client's window (SPEC §14, ``core/limits.py``).

@@ -92,18 +92,38 @@ def test_models_may_set_their_kind():
     assert body.models == ["a", {"id": "v", "kind": "embedding"}]
 
 
+def test_a_model_entry_keeps_its_facts_and_listing_and_drops_nulls():
+    entry = {"id": " m ", "context": 8192, "vision": False, "rpm": 30, "tools": None, "listed": {"context": 131072}}
+    body = ProviderCreate.model_validate({**VALID, "models": [entry, {"id": "bare"}]})
+
+    assert body.models == [
+        {"id": "m", "context": 8192, "vision": False, "rpm": 30, "listed": {"context": 131072}},
+        "bare",
+    ]
+
+
 @pytest.mark.parametrize(
     "entry",
     [
         {"id": "v", "kind": "video"},
-        {"id": "v"},
         {"id": "v", "kind": "chat", "extra": 1},
         {"id": 5, "kind": "chat"},
         5,
         {"id": " ", "kind": "chat"},
+        {"kind": "chat"},
+        {"id": "v", "context": 0},
+        {"id": "v", "context": "8192"},
+        {"id": "v", "context": 8192.0},
+        {"id": "v", "vision": "yes"},
+        {"id": "v", "tools": 1},
+        {"id": "v", "rpm": -1},
+        {"id": "v", "tpm": True},
+        {"id": "v", "listed": {"rpm": 30}},
+        {"id": "v", "listed": {"context": "big"}},
+        {"id": "v", "listed": []},
     ],
 )
-def test_a_model_entry_that_is_not_an_id_or_id_and_kind_is_refused(entry):
+def test_a_model_entry_that_is_not_an_id_or_an_entry_of_known_fields_is_refused(entry):
     with pytest.raises(ValidationError) as raised:
         ProviderCreate.model_validate({**VALID, "models": [entry]})
 

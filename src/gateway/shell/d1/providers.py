@@ -8,9 +8,12 @@ with them in one batch (a batch is a transaction). Every key write touches its p
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from gateway.core.capabilities import entry_facts, static_facts
 from gateway.core.kinds import KIND_NAMES, Kind
+from gateway.core.modelfacts import NO_FACTS, Facts
 from gateway.core.providers import Provider, ProviderKey, SealedKey
 from gateway.shell.d1.columns import column_value, json_or
 from gateway.shell.d1.runner import batch
@@ -46,12 +49,24 @@ SELECT_KEYS = f"SELECT {_KEY_FIELDS} FROM provider_keys ORDER BY provider_id, id
 _INSERT_KEY = "INSERT INTO provider_keys (provider_id, encrypted_key, iv, auth_tag, enabled, created_at) "
 
 
-def _model_entries(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, Kind], ...]]:
-    """A provider row's models and the kinds its entries declare (SPEC §12.6: ``"id"`` or
-    ``{"id", "kind"}``); an entry edited by hand into anything else is left out."""
+@dataclass(frozen=True, slots=True)
+class _Entries:
+    """A provider row's models, and what their entries set: kinds (SPEC §12.6), the admin's facts
+    and the listing's (SPEC §19)."""
+
+    models: tuple[str, ...] = ()
+    kinds: tuple[tuple[str, Kind], ...] = ()
+    declared: dict[str, Facts] = field(default_factory=dict)
+    listed: dict[str, Facts] = field(default_factory=dict)
+
+
+def _model_entries(text: str) -> _Entries:
+    """A provider row's ``models``: each ``"id"`` or ``{"id", …}``; an entry edited by hand into
+    anything else is left out, and so is a field of the wrong type."""
     entries = json_or(text, ())
     if not isinstance(entries, list):
-        return (), ()
+        return _Entries()
+    found = _Entries()
     models: list[str] = []
     kinds: list[tuple[str, Kind]] = []
     for entry in entries:
@@ -59,9 +74,16 @@ def _model_entries(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, Kind], 
         if not isinstance(model, str) or not model:
             continue
         models.append(model)
-        if isinstance(entry, dict) and entry.get("kind") in KIND_NAMES:
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("kind") in KIND_NAMES:
             kinds.append((model, Kind(entry["kind"])))
-    return tuple(models), tuple(kinds)
+        declared, listed = entry_facts(entry)
+        if declared != NO_FACTS:
+            found.declared[model] = declared
+        if listed != NO_FACTS:
+            found.listed[model] = listed
+    return _Entries(tuple(models), tuple(kinds), found.declared, found.listed)
 
 
 def _keys_by_provider(rows: Any) -> dict[int, list[ProviderKey]]:
@@ -80,14 +102,17 @@ def decode_providers(rows: Any, key_rows: Any) -> list[Provider]:
 
 
 def _provider(row: Mapping[str, Any], keys: Any) -> Provider:
-    models, kinds = _model_entries(row["models"])
+    entries = _model_entries(row["models"])
     return Provider(
         id=int(row["id"]),
         name=row["name"],
         platform=row["platform"],
         base_url=row["base_url"],
-        models=models,
-        kinds=kinds,
+        models=entries.models,
+        kinds=entries.kinds,
+        declared=entries.declared,
+        listed=entries.listed,
+        facts=static_facts(row["platform"], entries.models, entries.declared, entries.listed),
         priority=int(row["priority"]),
         timeout_ms=None if row["timeout_ms"] is None else int(row["timeout_ms"]),
         enabled=bool(row["enabled"]),
