@@ -5,6 +5,7 @@ from __future__ import annotations
 from gateway.core.attempt import Candidate
 from gateway.core.kinds import Kind
 from gateway.core.loop import Clock
+from gateway.core.modelfacts import Facts
 from gateway.core.providers import Provider, ProviderKey, SealedKey
 
 # 2023-11-14 22:13:20 UTC: far from a UTC midnight, so quota cooldowns are not floored.
@@ -22,9 +23,10 @@ def provider(
     keys: int = 1,
     disabled_keys: tuple[int, ...] = (),
     kinds: tuple[tuple[str, Kind], ...] = (),
+    facts: dict[str, Facts] | None = None,
 ) -> Provider:
     """A provider whose ``keys`` keys have ids ``id_*100 + 1``, ``+ 2`` … (``disabled_keys``:
-    those of them that are disabled)."""
+    those of them that are disabled). ``facts``: the admin's facts of its models (SPEC §19)."""
     return Provider(
         id=id_,
         name=name or f"p{id_}",
@@ -41,6 +43,8 @@ def provider(
         created_at=0,
         updated_at=0,
         kinds=kinds,
+        declared=facts or {},
+        facts=facts or {},
     )
 
 

@@ -6,9 +6,13 @@ import pytest
 
 from gateway.core import rules
 from gateway.core.attempt import Observed
+from gateway.core.capabilities import Needs
 from gateway.core.chain import build_chain
 from gateway.core.classify import classify
+from gateway.core.modelfacts import Facts
 from gateway.core.state import RouterState
+from gateway.core.sticky import Target
+from gateway.core.strategy import Strategy
 from support.factories import T0, candidate, provider
 
 S = rules.SECOND_MS
@@ -173,3 +177,102 @@ def test_chain_building_changes_nothing():
 
     assert state.ledger.active(T0) == before
     assert state.ledger.begin_probe(1, PROBE_TIME)
+
+
+# --- A router that knows its models (SPEC §19) ---------------------------------------------
+
+SMALL = provider(1, models=("small",), priority=1, facts={"small": Facts(context=8192, tools=False)})
+BLIND = provider(2, models=("blind",), priority=2, facts={"blind": Facts(vision=False)})
+BIG = provider(3, models=("big",), priority=3, facts={"big": Facts(context=131_072)})
+KNOWN = (SMALL, BLIND, BIG)
+
+
+def passes(chain) -> list[str]:
+    return [p.label for p in chain.passed]
+
+
+def test_a_model_that_cannot_serve_is_passed_over_with_its_reason():
+    chain = build_chain(KNOWN, None, RouterState(), T0, needs=Needs(21_000))
+
+    assert pairs(chain) == [(2, "blind"), (3, "big")]
+    assert passes(chain) == ["p1/small: skipped: context 8192 < ~21000"]
+
+
+@pytest.mark.parametrize(
+    ("needs", "served", "passed"),
+    [
+        (Needs(100, vision=True), [1, 3], ["p2/blind: skipped: no vision"]),
+        (Needs(100, tools=True), [2, 3], ["p1/small: skipped: no tools"]),
+        (Needs(100), [1, 2, 3], []),
+    ],
+)
+def test_needs_pass_over_models_that_lack_them(needs, served, passed):
+    chain = build_chain(KNOWN, None, RouterState(), T0, needs=needs)
+
+    assert [p for p, _ in pairs(chain)] == served
+    assert passes(chain) == passed
+
+
+def test_a_learned_window_passes_a_model_over():
+    state = RouterState()
+    state.windows.learn(3, "big", 20_000)
+
+    chain = build_chain(KNOWN, None, state, T0, needs=Needs(21_000))
+
+    assert pairs(chain) == [(2, "blind")]
+    assert "p3/big: skipped: context 20000 < ~21000" in passes(chain)
+
+
+def test_a_key_at_its_cap_leaves_its_siblings_and_a_pair_whose_keys_all_are_is_passed_over():
+    capped = provider(1, models=("m",), priority=1, keys=2, facts={"m": Facts(rpm=1)})
+    state = RouterState()
+    state.free_tier.count(101, "m", 10, T0)
+
+    assert pairs(build_chain([capped], None, state, T0, needs=Needs(10))) == [(1, "m")]
+    state.free_tier.count(102, "m", 10, T0)
+    chain = build_chain([capped], None, state, T0, needs=Needs(10))
+    assert chain.steps == ()
+    assert passes(chain) == ["p1/m: skipped: at cap 1/min"]
+    assert chain.passed[0].until_ms == T0 - T0 % rules.MINUTE_MS + rules.MINUTE_MS
+
+
+def test_a_strategy_orders_the_chain():
+    state = RouterState()
+    state.memory.record_success(3, "x", 100)
+    state.memory.record_success(1, "a", 900)
+
+    chain = build_chain(PROVIDERS, "auto:fast", state, T0, strategy=Strategy.FASTEST)
+
+    assert pairs(chain)[:2] == [(3, "x"), (1, "a")]
+
+
+def test_the_sticky_target_comes_first_with_its_key():
+    two_keys = provider(2, models=("m",), priority=2, keys=2)
+    target = Target(2, 202, "m")
+
+    chain = build_chain([provider(1, priority=1), two_keys], None, RouterState(), T0, sticky=target)
+
+    assert pairs(chain) == [(2, "m"), (1, "m"), (2, "m")]
+    assert chain.steps[0].candidate.key is not None and chain.steps[0].candidate.key.id == 202
+
+
+@pytest.mark.parametrize("why", ["cooling", "capped", "unfit", "other model", "gone"])
+def test_a_sticky_target_that_cannot_serve_is_passed_over(why):
+    facts = {"m": Facts(context=50, rpm=1)} if why in ("unfit", "capped") else None
+    sticky = provider(2, models=("m",), priority=2, keys=2, facts=facts)
+    state = RouterState()
+    target, needs, model = Target(2, 202, "m"), Needs(10), None
+    if why == "cooling":
+        state.ledger.record_failure(candidate(2, "m"), SERVER, T0, CEILING)
+    elif why == "capped":
+        state.free_tier.count(202, "m", 10, T0)
+    elif why == "unfit":
+        needs = Needs(100)
+    elif why == "other model":
+        model = "n"
+    else:
+        target = Target(2, 999, "m")
+
+    chain = build_chain([provider(1, models=("m", "n")), sticky], model, state, T0, needs=needs, sticky=target)
+
+    assert not chain.steps or chain.steps[0].candidate.key is None

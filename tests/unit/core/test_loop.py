@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
 
 from gateway.core import rules
 from gateway.core.attempt import Candidate, Defect, Delivered, Observed, Outcome
+from gateway.core.capabilities import Needs
 from gateway.core.chain import build_chain
 from gateway.core.classify import classify
 from gateway.core.loop import run_loop
+from gateway.core.modelfacts import NO_FACTS, Facts
 from gateway.core.outcome import CallerError, Exhausted, LoopResult, Served, format_eta
 from gateway.core.providers import Provider
 from gateway.core.settings import Settings
@@ -828,3 +830,72 @@ def test_a_serving_attempt_that_fits_is_made():
     result, upstream, _ = counted_run([provider(1), provider(2)], {1: [ok()]}, "m", counter)
 
     assert isinstance(result, Served) and len(upstream.calls) == 1
+
+
+# --- What the loop learns and counts (SPEC §19) ---------------------------------------------
+
+GROQ_RPM = (
+    '{"error":{"message":"Rate limit reached for model `m` in organization `org_x` service tier `on_demand` on '
+    'requests per minute (RPM): Limit 2, Used 2, Requested 1. Please try again in 20s.","type":"requests",'
+    '"code":"rate_limit_exceeded"}}'
+)
+
+
+def routed(providers, script, state, needs=Needs(100), now=T0) -> Run:
+    clock = FakeClock(now)
+    upstream = Upstream(clock, script)
+    chain = build_chain(providers, None, state, clock.now, needs=needs)
+    result = asyncio.run(run_loop(chain, upstream, settings=DEFAULTS, state=state, clock=clock.clock))
+    return Run(result, upstream, state, clock)
+
+
+def test_each_sent_attempt_counts_against_its_key_and_a_capped_key_is_not_used():
+    capped = provider(1, keys=2, facts={"m": Facts(rpm=1)})
+    state = RouterState()
+    used = []
+    for _ in range(2):
+        result = routed([capped], {1: [ok()]}, state).result
+        assert isinstance(result, Served) and result.candidate.key is not None
+        used.append(result.candidate.key.id)
+
+    assert sorted(used) == [101, 102]
+    third = routed([capped], {1: [ok()]}, state)
+    assert isinstance(third.result, Exhausted) and third.result.status == 429
+    assert third.upstream.calls == []
+    assert "free-tier cap" in third.result.message and third.result.retry_at_ms is not None
+
+
+def test_a_429_that_states_a_limit_lowers_its_keys_cap():
+    state = RouterState()
+    groq = replace(provider(1, keys=2), platform="groq")
+    first = routed([groq], {1: [http(429, GROQ_RPM), ok()]}, state)
+    assert isinstance(first.result, Served)
+
+    learned = state.free_tier.caps(101, "m", NO_FACTS)
+    assert learned.rpm == 2 and state.free_tier.caps(102, "m", NO_FACTS).rpm is None
+
+
+def test_a_context_failure_bounds_the_window_and_the_next_request_passes_the_model_over():
+    state = RouterState()
+    two = [provider(1, models=("a",), priority=1), provider(2, models=("b",), priority=2)]
+    first = routed(two, {1: [CONTEXT], 2: [ok()]}, state, needs=Needs(21_000))
+    assert first.upstream.tried() == [(1, "a"), (2, "b")]
+
+    second = routed(two, {1: [CONTEXT], 2: [ok()]}, state, needs=Needs(21_000))
+    assert second.upstream.tried() == [(2, "b")]
+    assert isinstance(second.result, Served)
+    assert [p.label for p in second.result.passed] == ["p1/a: skipped: context 20999 < ~21000"]
+    assert routed(two, {1: [ok()]}, state, needs=Needs(15_000)).upstream.tried() == [(1, "a")]
+
+
+def test_a_stated_window_is_what_is_learned():
+    state = RouterState()
+    stated = http(
+        400,
+        '{"error":{"message":"This model\'s maximum context length is 8192 tokens. '
+        'However, you requested 9000 tokens."}}',
+    )
+    two = [provider(1, models=("a",), priority=1), provider(2, models=("b",), priority=2)]
+    routed(two, {1: [stated], 2: [ok()]}, state, needs=Needs(21_000))
+
+    assert state.windows.bound(1, "a") == 8192

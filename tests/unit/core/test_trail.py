@@ -6,7 +6,7 @@ import pytest
 
 from gateway.core import rules
 from gateway.core.classify import Failure, FailureKind
-from gateway.core.trail import TrailEntry, attempts_header, header_safe, trail_header
+from gateway.core.trail import Pass, TrailEntry, attempts_header, header_safe, trail_header
 
 
 def entry(provider: str, model: str, kind: FailureKind = FailureKind.RATE_LIMITED) -> TrailEntry:
@@ -88,3 +88,12 @@ def test_a_key_is_named_when_the_provider_has_several():
 
     assert trail[0].label == "groq;eu#7/m: auth"
     assert trail_header(trail) == "groq%3Beu#7/m: auth; b/m: auth"
+
+
+def test_pairs_passed_over_lead_the_trail_and_are_not_attempts():
+    passed = (Pass("groq", "llama;8b", "context", "context 8192 < ~21000"), Pass("g2", "m", "cap", "at cap 30/min", 1))
+    failed = (entry("p", "m"),)
+
+    assert trail_header((), passed) == "groq/llama%3B8b: skipped: context 8192 < ~21000; g2/m: skipped: at cap 30/min"
+    assert trail_header(failed, passed[:1]) == "groq/llama%3B8b: skipped: context 8192 < ~21000; p/m: rate_limited"
+    assert attempts_header(failed) == "1"
