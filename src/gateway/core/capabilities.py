@@ -2,9 +2,10 @@
 
 Rules:
 - A model's facts (context window, vision, tools, JSON output, free-tier caps) come from, first
-  wins per field: the admin's setting in its provider's ``models`` entry; the provider's
-  ``/models`` listing as stored with that entry (``listed``); the presets' data for the
-  provider's platform (``core/modelfacts.py``). ``static_facts`` joins them once per snapshot.
+  wins per field: the admin's setting in its provider's ``models`` entry; the admin's caps for the
+  whole provider (``Provider.caps``); the provider's ``/models`` listing as stored with that
+  entry (``listed``); the presets' data for the provider's platform (``core/modelfacts.py``).
+  ``static_facts`` joins them once per snapshot.
 - A window learned from a ``context_length_exceeded`` (``Windows``) bounds the window the
   sources state: the smaller wins, since a free tier may serve less than a model's advertised
   window, and the failure is what the platform did.
@@ -27,8 +28,10 @@ from typing import Any, Literal
 
 from gateway.core import rules
 from gateway.core.modelfacts import NO_FACTS, Facts, preset_facts
+from gateway.core.providers import Provider
 
 __all__ = [
+    "CAP_FIELDS",
     "FACT_FIELDS",
     "LISTED_FIELDS",
     "NO_NEEDS",
@@ -99,6 +102,7 @@ FACT_FIELDS: dict[str, type] = {
     "context": int, "vision": bool, "tools": bool, "json": bool, "rpm": int, "rpd": int, "tpm": int,
 }  # fmt: skip
 LISTED_FIELDS = ("context", "vision", "tools", "json")
+CAP_FIELDS = ("rpm", "rpd", "tpm")
 
 
 def _fact(value: object, kind: type) -> object | None:
@@ -136,29 +140,41 @@ def facts_json(facts: Facts, fields: tuple[str, ...] | None = None) -> dict[str,
     return {name: getattr(facts, name) for name in fields or FACT_FIELDS if getattr(facts, name) is not None}
 
 
+def _layers(
+    platform: str, model: str, declared: Mapping[str, Facts], listed: Mapping[str, Facts], caps: Facts
+) -> tuple[tuple[str, Facts], ...]:
+    """The sources of a model's facts, first wins (rules in the module doc)."""
+    return (
+        ("admin", declared.get(model, NO_FACTS)),
+        ("provider", caps),
+        ("listed", listed.get(model, NO_FACTS)),
+        ("preset", preset_facts(platform, model)),
+    )
+
+
 def static_facts(
-    platform: str, models: tuple[str, ...], declared: Mapping[str, Facts], listed: Mapping[str, Facts]
+    platform: str,
+    models: tuple[str, ...],
+    declared: Mapping[str, Facts],
+    listed: Mapping[str, Facts],
+    caps: Facts = NO_FACTS,
 ) -> dict[str, Facts]:
-    """Each model's facts from the admin's setting, the listing and the presets, first wins;
-    only the models something is known of."""
+    """Each model's facts from the admin's setting, the provider's caps, the listing and the
+    presets, first wins; only the models something is known of."""
     facts: dict[str, Facts] = {}
     for model in models:
-        joined = declared.get(model, NO_FACTS).over(listed.get(model, NO_FACTS)).over(preset_facts(platform, model))
+        joined = NO_FACTS
+        for _, layer in _layers(platform, model, declared, listed, caps):
+            joined = joined.over(layer)
         if joined != NO_FACTS:
             facts[model] = joined
     return facts
 
 
-def facts_sources(
-    platform: str, model: str, declared: Mapping[str, Facts], listed: Mapping[str, Facts], learned: int | None
-) -> tuple[Facts, dict[str, str]]:
+def facts_sources(provider: Provider, model: str, learned: int | None) -> tuple[Facts, dict[str, str]]:
     """A model's facts as routing uses them and, per known field, where it came from
-    (``admin``, ``listed``, ``preset`` or ``learned``): what the config page shows."""
-    layers = (
-        ("admin", declared.get(model, NO_FACTS)),
-        ("listed", listed.get(model, NO_FACTS)),
-        ("preset", preset_facts(platform, model)),
-    )
+    (``admin``, ``provider``, ``listed``, ``preset`` or ``learned``): what the config page shows."""
+    layers = _layers(provider.platform, model, provider.declared, provider.listed, provider.caps)
     values: dict[str, object] = {}
     sources: dict[str, str] = {}
     for name in FACT_FIELDS:

@@ -54,9 +54,12 @@ class Provider:
     # its id suggests (``core/kinds.py``).
     kinds: tuple[tuple[str, Kind], ...] = ()
     # What its ``models`` entries set (SPEC §19): the admin's facts, and the ``/models`` listing's
-    # as stored with them; ``facts``: both joined with the presets' (``capabilities.static_facts``).
+    # as stored with them; ``facts``: both joined with ``caps`` and the presets'
+    # (``capabilities.static_facts``).
     declared: Mapping[str, Facts] = field(default_factory=dict, hash=False)
     listed: Mapping[str, Facts] = field(default_factory=dict, hash=False)
+    # The provider's own free-tier caps, for its models whose entries set none.
+    caps: Facts = NO_FACTS
     facts: Mapping[str, Facts] = field(default_factory=dict, hash=False)
 
     def kind_of(self, model: str) -> Kind:

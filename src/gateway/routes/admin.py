@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 # Fields of ProviderUpdate that may be set to null (timeout: back to the default; key: keep).
-_NULLABLE = frozenset({"timeout_ms", "api_key"})
+_NULLABLE = frozenset({"timeout_ms", "api_key", "caps"})
 
 
 def _key_json(provider: Provider, key: ProviderKey, plain: str | None, now_ms: int) -> dict[str, Any]:
@@ -98,7 +98,7 @@ def _capabilities_json(provider: Provider) -> dict[str, Any]:
     shown: dict[str, Any] = {}
     for model in provider.models:
         learned = windows.bound(provider.id, model)
-        facts, sources = facts_sources(provider.platform, model, provider.declared, provider.listed, learned)
+        facts, sources = facts_sources(provider, model, learned)
         shown[model] = {**facts_json(facts), "sources": sources}
     return shown
 
@@ -119,6 +119,7 @@ def _provider_json(provider: Provider, plains: Mapping[int, str | None]) -> dict
         "keys": keys,
         "models": _model_entries(provider),
         "kinds": {model: provider.kind_of(model) for model in provider.models},
+        "caps": facts_json(provider.caps) or None,
         "capabilities": _capabilities_json(provider),
         "priority": provider.priority,
         "timeout_ms": provider.timeout_ms,

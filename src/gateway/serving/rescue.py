@@ -25,7 +25,9 @@ from typing import Any
 
 from gateway import isolate
 from gateway.call import Call
+from gateway.core import rules
 from gateway.core.attempt import Candidate, Outcome
+from gateway.core.capabilities import needs_of
 from gateway.core.chain import build_chain
 from gateway.core.clients import Caller
 from gateway.core.config import Config
@@ -84,7 +86,9 @@ class LoopRescuer:
         config, served = self._config, self._served
         state = isolate.current().router
         providers = config.providers_for(self._caller.models, Kind.CHAT)
-        chain = build_chain(providers, served.candidate.model, state, isolate.now_ms())
+        # The continuation needs what the request did (SPEC §19): a model that cannot take it is passed over.
+        needs = needs_of(self.body, self._input_estimate * rules.CHARS_PER_TOKEN)
+        chain = build_chain(providers, served.candidate.model, state, isolate.now_ms(), needs=needs)
         methods: dict[tuple[int, str], Method] = {}
         hops = self._caller.hops
 

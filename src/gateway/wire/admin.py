@@ -21,6 +21,7 @@ __all__ = [
     "KeyUpdate",
     "ModelsFetchByProvider",
     "ModelsFetchByUrl",
+    "ProviderCaps",
     "ProviderCreate",
     "ProviderUpdate",
     "TokensUpdate",
@@ -129,6 +130,18 @@ class _Body(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", str_strip_whitespace=True)
 
 
+Cap = Annotated[int, Field(ge=1, le=MAX_ID)]
+
+
+class ProviderCaps(_Body):
+    """A provider's free-tier caps (SPEC §19), for each of its models that its own ``models``
+    entry does not cap: requests per minute, per UTC day, tokens per minute."""
+
+    rpm: Cap | None = None
+    rpd: Cap | None = None
+    tpm: Cap | None = None
+
+
 class ProviderCreate(_Body):
     """A new provider with one key (``api_key``) or several (``api_keys``): exactly one of the two
     (SPEC §13)."""
@@ -142,6 +155,7 @@ class ProviderCreate(_Body):
     priority: Priority = 100
     timeout_ms: TimeoutMs | None = None
     enabled: bool = True
+    caps: ProviderCaps | None = None
 
     @property
     def keys(self) -> list[str] | None:
@@ -162,6 +176,7 @@ class ProviderUpdate(_Body):
     priority: Priority | None = None
     timeout_ms: TimeoutMs | None = None
     enabled: bool | None = None
+    caps: ProviderCaps | None = None
 
 
 class KeyCreate(_Body):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from gateway.core import rules
@@ -15,6 +17,7 @@ from gateway.core.capabilities import (
     unfit,
 )
 from gateway.core.modelfacts import NO_FACTS, Facts, preset_facts
+from support.factories import provider
 
 DEFAULT_OUT = rules.OUTPUT_ESTIMATE_DEFAULT
 
@@ -95,14 +98,26 @@ def test_the_admin_wins_over_the_listing_which_wins_over_the_presets():
 
 
 def test_facts_sources_name_where_each_field_came_from_and_a_smaller_learned_window_wins():
-    declared = {"m": Facts(rpm=5)}
     listed = {"m": Facts(context=32_768, tools=True)}
+    known = replace(provider(1, facts={"m": Facts(rpm=5)}), listed=listed, caps=Facts(rpm=9, rpd=100))
 
-    facts, sources = facts_sources("custom", "m", declared, listed, 16_000)
+    facts, sources = facts_sources(known, "m", 16_000)
 
-    assert facts == Facts(context=16_000, tools=True, rpm=5)
-    assert sources == {"context": "learned", "tools": "listed", "rpm": "admin"}
-    assert facts_sources("custom", "m", declared, listed, 64_000)[1]["context"] == "listed"
+    assert facts == Facts(context=16_000, tools=True, rpm=5, rpd=100)
+    assert sources == {"context": "learned", "tools": "listed", "rpm": "admin", "rpd": "provider"}
+    assert facts_sources(known, "m", 64_000)[1]["context"] == "listed"
+
+
+def test_a_providers_caps_come_after_a_models_own_and_before_the_listing_and_presets():
+    preset = preset_facts("groq", "llama-3.1-8b-instant")
+    models = ("llama-3.1-8b-instant", "other")
+    declared = {"llama-3.1-8b-instant": Facts(rpm=2)}
+
+    facts = static_facts("groq", models, declared, {}, Facts(rpm=100, rpd=5000))
+
+    assert facts["llama-3.1-8b-instant"].rpm == 2
+    assert facts["llama-3.1-8b-instant"].rpd == 5000 != preset.rpd
+    assert facts["other"] == Facts(rpm=100, rpd=5000)
 
 
 def test_a_stored_entry_edited_by_hand_keeps_only_fields_of_the_right_type():

@@ -18,9 +18,11 @@ def json_or(text: Any, default: Any) -> Any:
 
 
 def column_value(value: Any) -> Any:
-    """A list or tuple as JSON text, a bool as 0/1, anything else as it is."""
+    """A list, tuple or dict as JSON text, a bool as 0/1, anything else as it is."""
     if isinstance(value, (list, tuple)):
         return json.dumps(list(value))
+    if isinstance(value, dict):
+        return json.dumps(value)
     if isinstance(value, bool):
         return int(value)
     return value

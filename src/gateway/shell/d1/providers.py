@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.core.capabilities import entry_facts, static_facts
+from gateway.core.capabilities import CAP_FIELDS, entry_facts, static_facts
 from gateway.core.kinds import KIND_NAMES, Kind
 from gateway.core.modelfacts import NO_FACTS, Facts
 from gateway.core.providers import Provider, ProviderKey, SealedKey
@@ -42,6 +42,7 @@ PROVIDER_COLUMNS = (
     "priority",
     "timeout_ms",
     "enabled",
+    "caps",
 )
 SELECT_PROVIDERS = "SELECT * FROM providers ORDER BY priority, id"
 _KEY_FIELDS = "id, provider_id, encrypted_key, iv, auth_tag, enabled"
@@ -103,6 +104,8 @@ def decode_providers(rows: Any, key_rows: Any) -> list[Provider]:
 
 def _provider(row: Mapping[str, Any], keys: Any) -> Provider:
     entries = _model_entries(row["models"])
+    caps = json_or(row.get("caps"), None)
+    caps = entry_facts({name: caps.get(name) for name in CAP_FIELDS})[0] if isinstance(caps, dict) else NO_FACTS
     return Provider(
         id=int(row["id"]),
         name=row["name"],
@@ -112,7 +115,8 @@ def _provider(row: Mapping[str, Any], keys: Any) -> Provider:
         kinds=entries.kinds,
         declared=entries.declared,
         listed=entries.listed,
-        facts=static_facts(row["platform"], entries.models, entries.declared, entries.listed),
+        caps=caps,
+        facts=static_facts(row["platform"], entries.models, entries.declared, entries.listed, caps),
         priority=int(row["priority"]),
         timeout_ms=None if row["timeout_ms"] is None else int(row["timeout_ms"]),
         enabled=bool(row["enabled"]),
