@@ -24,11 +24,15 @@ straight to the upstream and through the gateway, and prints:
 - floor (issue 31): the same measure of a bare JavaScript Worker on the same workerd
   (scripts/bench_floor.mjs) doing only the wakes any relay of that answer needs: what no design
   can go below on this machine;
+- router (SPEC §19, issue 33): an agent's requests (the ~80 KB ``/v1/messages`` body, for ``auto``)
+  with a small-context model first in the chain: upstream fetches and failed attempts per request,
+  when the window is learned (only the first request spends an attempt on it) and when the
+  admin set it (none does), and the runtime's CPU per request;
 - in Pyodide (``surfaces_in_process``, scripts/profile running scripts/bench_relay.py): the
   Worker's own work per event, which no timer inside workerd can measure (its clocks stand still
   while code runs).
 Figures, not assertions: nothing here fails on a slow machine. Last, SPEC §18's CPU rows as one
-table. ``--free-plan`` runs only paced and floor (about five minutes).
+table. ``--free-plan`` runs only paced and floor (about five minutes); ``--router`` only router.
 """
 
 from __future__ import annotations
@@ -142,13 +146,18 @@ def main() -> None:
         action="store_true",
         help="only the free plan's CPU cases (paced answers, agent turn, non-stream, floor)",
     )
-    only_free_plan = parser.parse_args().free_plan
+    parser.add_argument("--router", action="store_true", help="only the router's case (SPEC §19)")
+    arguments = parser.parse_args()
+    only_free_plan = arguments.free_plan
     upstream = FakeUpstream().start()
     try:
         with tempfile.TemporaryDirectory() as workdir:
             # No test hooks: no D1 trace, no preloaded test clock.
             gateway = Gateway.start(Path(workdir), extra_env={"LOCAL_RUNTIME_TRACE_D1": "0", "LD_PRELOAD": ""})
             try:
+                if arguments.router:
+                    print(json.dumps({"router": router(gateway, upstream)}, indent=2))
+                    return
                 figures = free_plan(gateway, upstream) if only_free_plan else run(gateway, upstream)
             finally:
                 gateway.stop()
@@ -253,7 +262,60 @@ def run(gateway: Gateway, upstream: FakeUpstream) -> dict[str, object]:
         results["surfaces"] = surfaces(gateway, upstream, client, api, direct_ms)
         results["paced"] = paced(gateway, upstream, client, api)
         results["rescue"] = rescue(gateway, upstream, client, api, stream_body, events, long_stream)
+    results["router"] = router(gateway, upstream)
     return results
+
+
+ROUTER_REQUESTS = 10
+# What a platform answers a request past a model's window (OpenAI's wording).
+_TOO_LONG = Json(
+    {"error": {"message": "This model's maximum context length is 8192 tokens.", "code": "context_length_exceeded"}},
+    status=400,
+)
+
+
+def router(gateway: Gateway, upstream: FakeUpstream) -> dict:
+    """An agent's ``auto`` requests with a small-context model first (SPEC §19): per request, the
+    upstream fetches, the failed attempts and the runtime's CPU, first with the window unknown to
+    the gateway (learned from the first failure), then with the admin's ``context`` set."""
+    admin = {"authorization": f"Bearer {gateway.admin_token}"}
+    api = {"authorization": f"Bearer {gateway.api_token}"}
+    body = {**_agent_body(), "model": "auto", "stream": False}
+    figures: dict[str, dict[str, float]] = {}
+    with httpx.Client(timeout=60) as client:
+        for case, entry in (("window_learned", "tiny"), ("window_set_by_admin", {"id": "tiny", "context": 8192})):
+            providers = client.get(f"{gateway.url}/api/admin/providers", headers=admin).json()["providers"]
+            for provider in providers:
+                client.delete(f"{gateway.url}/api/admin/providers/{provider['id']}", headers=admin)
+            for name, model, priority in (("small", entry, 1), ("large", "m", 2)):
+                client.post(
+                    f"{gateway.url}/api/admin/providers",
+                    headers=admin,
+                    json={
+                        "name": name,
+                        "base_url": upstream.base_url,
+                        "api_key": "sk-bench-key-0123456789",
+                        "models": [model],
+                        "priority": priority,
+                    },
+                ).raise_for_status()
+            upstream.reset()
+            upstream.answer_always(_TOO_LONG, model="tiny")
+            upstream.answer_always(Json(completion("m")), model="m")
+            failed = 0
+            cpu_before = cpu_seconds(gateway.process.pid)
+            for _ in range(ROUTER_REQUESTS):
+                answer = client.post(f"{gateway.url}/v1/messages", json=body, headers=api)
+                answer.raise_for_status()
+                failed += int(answer.headers.get("x-fallback-attempts", "0"))
+            cpu_ms = (cpu_seconds(gateway.process.pid) - cpu_before) * 1000 / ROUTER_REQUESTS
+            figures[case] = {
+                "requests": ROUTER_REQUESTS,
+                "fetches_per_request": len(upstream.requests) / ROUTER_REQUESTS,
+                "failed_attempts": failed,
+                "runtime_cpu_ms_per_request": round(cpu_ms, 2),
+            }
+    return figures
 
 
 def rescue(
