@@ -14,40 +14,22 @@ environment of its own (no variable of this machine's, so no real credential), a
 from __future__ import annotations
 
 import json
-import os
 import re
-import secrets
 import shlex
 import subprocess
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page
 
+from support.agents import CLAUDE_ARGS, OFFLINE_ENV, TASK, Workspace, claude_env, explain, run_agent
 from support.answers import answer
 from support.brain import ToolBrain, pending_results, read_file_calls, tool_results
 from support.browser import connect_snippets, login
-from support.runtime import NODE_BIN
 from support.upstream import Json, Recorded, Sse, chunk, delta_chunk
 
 MODEL = "fake-model"
-AGENT_TIMEOUT_S = 120
-TASK = "Read the file note.txt in the current directory and tell me exactly what it says."
-
-
-class Workspace:
-    """A directory holding note.txt (with a fresh secret word) and a separate empty HOME."""
-
-    def __init__(self, root: Path) -> None:
-        self.dir = root / "work"
-        self.home = root / "home"
-        self.dir.mkdir()
-        self.home.mkdir()
-        self.secret = f"OTTER-{secrets.token_hex(4).upper()}"
-        self.note = self.dir / "note.txt"
-        self.note.write_text(f"The password is {self.secret}\n")
 
 
 @pytest.fixture
@@ -63,59 +45,15 @@ def brain(add_provider, upstream, workspace) -> ToolBrain:
     return scripted
 
 
-def run_agent(args: list[str], workspace: Workspace, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """Run an agent in ``workspace.dir`` with only ``env`` (plus PATH, HOME and a locale)."""
-    base = {
-        # node_modules/.bin first: the agents' launchers need the project's Node 22.
-        "PATH": f"{NODE_BIN}{os.pathsep}/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(workspace.home),
-        "LANG": "C.UTF-8",
-        "TERM": "dumb",
-        "NO_COLOR": "1",
-    }
-    return subprocess.run(
-        args,
-        cwd=workspace.dir,
-        env={**base, **env},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=AGENT_TIMEOUT_S,
-        check=False,
-    )
-
-
-def explain(done: subprocess.CompletedProcess[str], brain: ToolBrain) -> str:
-    return (
-        f"exit {done.returncode}; tools offered per request: {brain.asked}\n"
-        f"stdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-2000:]}"
-    )
-
-
 def assert_round_trip(done, output: str, brain: ToolBrain, upstream, workspace: Workspace) -> None:
     assert workspace.secret in output, explain(done, brain)
     assert any(workspace.secret in result for result in tool_results(upstream.requests)), explain(done, brain)
 
 
 def test_claude_code_reads_a_file_through_the_gateway(gateway, upstream, brain, workspace):
-    env = {
-        "ANTHROPIC_BASE_URL": gateway.url,
-        "ANTHROPIC_AUTH_TOKEN": gateway.api_token,
-        "ANTHROPIC_MODEL": MODEL,
-        "ANTHROPIC_DEFAULT_HAIKU_MODEL": MODEL,
-        "ANTHROPIC_DEFAULT_SONNET_MODEL": MODEL,
-        "ANTHROPIC_DEFAULT_OPUS_MODEL": MODEL,
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-        # A failing gateway should fail the test fast, not after Claude Code's ten retries.
-        "CLAUDE_CODE_MAX_RETRIES": "1",
-    }
+    env = claude_env(gateway.url, gateway.api_token, MODEL)
 
-    done = run_agent(
-        ["claude", "-p", TASK, "--allowedTools", "Read", "--max-turns", "4", "--output-format", "json"], workspace, env
-    )
+    done = run_agent(CLAUDE_ARGS, workspace, env)
 
     assert done.returncode == 0, explain(done, brain)
     result = json.loads(done.stdout)
@@ -194,13 +132,8 @@ SNIPPET_FILES = {
     "connect.geminiFile": ".gemini/settings.json",
     "connect.codexFile": ".codex/config.toml",
 }
-# What this machine adds to an agent's settings, apart from the panel's: nothing dials out.
-OFFLINE_ENV = {
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "DISABLE_TELEMETRY": "1",
-    "DISABLE_AUTOUPDATER": "1",
-    "DISABLE_ERROR_REPORTING": "1",
-}
+# What this machine adds to an agent's settings, apart from the panel's (nothing dials out): OFFLINE_ENV
+# (support.agents) and, for Gemini CLI, these settings.
 OFFLINE_GEMINI = {
     "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "maxAttempts": 1},
     "privacy": {"usageStatisticsEnabled": False},
@@ -382,21 +315,7 @@ def launch(
 ) -> tuple[subprocess.CompletedProcess[str], str]:
     """Run ``agent`` on TASK as the tests above do, allowed one retry; its exit and its answer text."""
     if agent == "claude":
-        env = {
-            "ANTHROPIC_BASE_URL": gateway_url,
-            "ANTHROPIC_AUTH_TOKEN": token,
-            "ANTHROPIC_MODEL": MODEL,
-            "ANTHROPIC_DEFAULT_HAIKU_MODEL": MODEL,
-            "ANTHROPIC_DEFAULT_SONNET_MODEL": MODEL,
-            "ANTHROPIC_DEFAULT_OPUS_MODEL": MODEL,
-            **OFFLINE_ENV,
-            "CLAUDE_CODE_MAX_RETRIES": "1",
-        }
-        done = run_agent(
-            ["claude", "-p", TASK, "--allowedTools", "Read", "--max-turns", "4", "--output-format", "json"],
-            workspace,
-            env,
-        )
+        done = run_agent(CLAUDE_ARGS, workspace, claude_env(gateway_url, token, MODEL))
         try:
             return done, json.loads(done.stdout)["result"]
         except (ValueError, KeyError):
