@@ -34,7 +34,10 @@ MINUTE_MS = 60_000
 # About 80 KB of conversation: some 20,000 tokens by the gateway's estimate (bytes / 4).
 LONG_TEXT = "The quick brown fox jumps over the lazy dog. " * 1800
 # A 1x1 PNG.
-PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+PIXEL = (
+    "data:image/png;base64,"
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
 IMAGE_MESSAGE = {
     "role": "user",
     "content": [

@@ -35,6 +35,7 @@ __all__ = [
     "FACT_FIELDS",
     "LISTED_FIELDS",
     "NO_NEEDS",
+    "Lack",
     "Need",
     "Needs",
     "Windows",
@@ -189,18 +190,28 @@ def facts_sources(provider: Provider, model: str, learned: int | None) -> tuple[
     return Facts(**values), sources  # type: ignore[arg-type]  # each value is its field's type
 
 
-def unfit(facts: Facts, needs: Needs, learned: int | None = None) -> tuple[Need, str] | None:
+@dataclass(frozen=True, slots=True)
+class Lack:
+    """What a model cannot give a request: the need, the reason in words (``context 8192 <
+    ~21000``) and, for the context, the model's window."""
+
+    need: Need
+    reason: str
+    window: int | None = None
+
+
+def unfit(facts: Facts, needs: Needs, learned: int | None = None) -> Lack | None:
     """What ``needs`` asks that a model with ``facts`` (and a ``learned`` window bound) cannot
-    give, and the reason in words; None when it may serve."""
+    give; None when it may serve."""
     window = facts.context if learned is None or (facts.context is not None and facts.context < learned) else learned
     if window is not None and needs.tokens > window:
-        return "context", f"context {window} < ~{needs.tokens}"
+        return Lack("context", f"context {window} < ~{needs.tokens}", window)
     if needs.vision and facts.vision is False:
-        return "vision", "no vision"
+        return Lack("vision", "no vision")
     if needs.tools and facts.tools is False:
-        return "tools", "no tools"
+        return Lack("tools", "no tools")
     if needs.json and facts.json is False:
-        return "json", "no json output"
+        return Lack("json", "no json output")
     return None
 
 

@@ -127,8 +127,8 @@ class _Builder:
         """The pass of a pair that cannot serve the request, or None."""
         if self.needs is NO_NEEDS:
             return None
-        lacking = unfit(provider.facts_of(model), self.needs, self.state.windows.bound(provider.id, model))
-        return None if lacking is None else Pass(provider.name, model, lacking[0], lacking[1])
+        lack = unfit(provider.facts_of(model), self.needs, self.state.windows.bound(provider.id, model))
+        return None if lack is None else Pass(provider.name, model, lack.need, lack.reason, window=lack.window)
 
     def capped(self, provider: Provider, model: str, keys: tuple[ProviderKey, ...]) -> Pass | None:
         """The pass of a pair whose every key of ``keys`` not cooling is at its cap, or None."""

@@ -60,14 +60,16 @@ Trail = tuple[TrailEntry, ...]
 @dataclass(frozen=True, slots=True)
 class Pass:
     """A pair passed over before any fetch (SPEC §19): ``need`` is what it lacks (``context``,
-    ``vision``, ``tools``, ``json``) or ``cap`` (every usable key at its free-tier cap, until
-    ``until_ms``); ``reason`` says it with its figures (``context 8192 < ~21000``)."""
+    ``vision``, ``tools``, ``json``; ``window``: its window for the context) or ``cap`` (every
+    usable key at its free-tier cap, until ``until_ms``); ``reason`` says it with its figures
+    (``context 8192 < ~21000``)."""
 
     provider: str
     model: str
     need: str
     reason: str
     until_ms: int | None = None
+    window: int | None = None
 
     @property
     def label(self) -> str:

@@ -74,11 +74,7 @@ async def route(
     needs, conversation, sticky = NO_NEEDS, None, None
     if kind is Kind.CHAT and isinstance(body, JsonBody):
         needs = needs_of(body.data, len(body.raw))
-        messages = body.data.get("messages") or ()
-        client_id = caller.client.id if caller.client else 0
-        conversation = conversation_name(call.request.header(h.SESSION_ID), client_id, messages)
-        if conversation is not None and continues(messages):
-            sticky = state.conversations.target(conversation, now_ms)
+        conversation, sticky = _conversation(call, caller, body.data, now_ms)
     strategy = auto_strategy(model) or Strategy(config.settings.routing_strategy)
     chain = build_chain(
         providers, model, state, now_ms, needs=needs, strategy=strategy, sticky=sticky, beta=isolate.current().draw
@@ -122,6 +118,17 @@ async def route(
     return result
 
 
+def _conversation(call: Call, caller: Caller, data: dict, now_ms: int) -> tuple[str | None, Target | None]:
+    """The request's conversation (SPEC §19, ``core/sticky.py``), and what served its last turn
+    when it has one."""
+    messages = data.get("messages") or ()
+    client_id = caller.client.id if caller.client else 0
+    conversation = conversation_name(call.request.header(h.SESSION_ID), client_id, messages)
+    if conversation is None or not continues(messages):
+        return conversation, None
+    return conversation, isolate.current().router.conversations.target(conversation, now_ms)
+
+
 _UNSERVABLE = {
     "context": ("context_length_exceeded", "The request is too long for every model"),
     "vision": ("no_vision_model", "The request holds an image, and no model it may use reads images"),
@@ -137,18 +144,13 @@ def _unservable(chain: Chain, needs: Needs) -> InvalidRequestError:
     need = next(n for n in _UNSERVABLE if n in lacking)
     code, headline = _UNSERVABLE[need]
     if need == "context":
-        largest = max(_window(p) for p in chain.passed if p.need == "context")
+        largest = max(p.window or 0 for p in chain.passed)
         headline += f" (~{needs.tokens} tokens; the largest window known is {largest})"
     passed = "; ".join(p.label for p in chain.passed[: rules.TRAIL_MAX_ENTRIES])
     more = len(chain.passed) - rules.TRAIL_MAX_ENTRIES
     passed += f"; +{more} more" if more > 0 else ""
     message = f"{headline}. Set a model's facts on the config page if they are wrong. Passed over: {passed}"
     return InvalidRequestError(message, code=code, param="messages", headers=trail_headers((), chain.passed))
-
-
-def _window(passed: Pass) -> int:
-    """The window a context pass names (``context 8192 < ~21000``)."""
-    return int(passed.reason.split()[1])
 
 
 def input_estimate(body: Body) -> int:

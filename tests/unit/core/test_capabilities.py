@@ -81,7 +81,11 @@ def test_needs_of_a_chat_body(body, size, needs):
     ],
 )
 def test_unfit(facts, needs, learned, lacking):
-    assert unfit(facts, needs, learned) == lacking
+    lack = unfit(facts, needs, learned)
+
+    assert (lack.need, lack.reason) == lacking if lack else lacking is None
+    if lack is not None and lack.need == "context":
+        assert lack.window == int(lack.reason.split()[1])
 
 
 def test_the_admin_wins_over_the_listing_which_wins_over_the_presets():
