@@ -233,6 +233,21 @@ def test_each_key_serves_up_to_its_cap_then_429_without_a_fetch(api, admin, crea
         assert (cap["model"], cap["minute"], cap["day"], cap["rpm"]) == ("m", 1, 1, 1), shown
 
 
+def test_a_providers_own_cap_holds_for_its_models_unless_a_models_entry_sets_one(api, admin, create, fresh_minute):
+    provider = create("whole", ["m", {"id": "n", "rpm": 3}], caps={"rpm": 1})
+    assert provider["caps"] == {"rpm": 1}
+    assert provider["capabilities"]["m"]["sources"]["rpm"] == "provider"
+
+    m = [ask(api, "m") for _ in range(2)]
+
+    assert [r.headers["x-routed-via"] for r in m] == ["whole/m", "whole/n"]  # m at the provider's cap
+    assert m[1].headers["x-fallback-trail"] == "whole/m: skipped: at cap 1/min"
+    assert [ask(api, "n").status_code for _ in range(2)] == [200, 200]  # n's own 3 a minute
+    assert ask(api, "n").status_code == 429
+    cleared = admin.put(f"/providers/{provider['id']}", json={"caps": None})
+    assert cleared.status_code == 200 and cleared.json()["provider"]["caps"] is None
+
+
 GROQ_RPM_429 = {
     "error": {
         "message": "Rate limit reached for model `m` in organization `org_01` service tier `on_demand` on requests "

@@ -161,3 +161,24 @@ def test_numbers_and_booleans_are_json_numbers_and_booleans(model, base, field, 
         model.model_validate({**base, field: value})
 
     assert describe(caught.value)[0] == field
+
+
+@pytest.mark.parametrize(
+    ("caps", "ok"),
+    [
+        ({"rpm": 30, "rpd": 1000, "tpm": 6000}, True),
+        ({"rpm": 30}, True),
+        ({}, True),
+        ({"rpm": 0}, False),
+        ({"rpm": "30"}, False),
+        ({"rpm": True}, False),
+        ({"context": 8192}, False),  # a window is a model's, not a provider's
+    ],
+)
+def test_a_providers_caps_are_positive_integers_of_rpm_rpd_tpm(caps, ok):
+    if ok:
+        assert ProviderCreate.model_validate({**VALID, "caps": caps}).caps is not None
+        return
+    with pytest.raises(ValidationError) as raised:
+        ProviderCreate.model_validate({**VALID, "caps": caps})
+    assert describe(raised.value)[0].startswith("caps")
