@@ -88,7 +88,7 @@ function uniqueName(base) {
 }
 
 export function choosePlatform(id) {
-  state.preset = { id, fetched: [], selected: [], search: "" };
+  state.preset = { id, fetched: [], facts: {}, selected: [], search: "" };
   const preset = currentPreset();
   if (preset) state.preset.selected = [...preset.default_models];
   byId("preset-base-url").value = preset ? preset.base_url : "";
@@ -122,8 +122,9 @@ function presetEndpoint() {
 export async function fetchPresetModels() {
   if (!currentPreset()) throw invalid("preset-platform", t("preset.pickFirst"));
   const target = { base_url: presetEndpoint(), api_key: requiredKeys(byId("preset-key").value, "preset-key")[0] };
-  const models = (await api("POST", "/models/fetch", target)).models;
+  const { models, facts } = await api("POST", "/models/fetch", target);
   state.preset.fetched = models;
+  state.preset.facts = facts || {};
   renderPresetModels();
   note("preset", "ok", t("preset.fetched", { n: models.length }));
 }
@@ -131,7 +132,9 @@ export async function fetchPresetModels() {
 export async function submitPreset() {
   const preset = currentPreset();
   if (!preset) throw invalid("preset-platform", t("preset.pickFirst"));
-  const models = presetModels().filter((m) => state.preset.selected.includes(m));
+  const models = presetModels()
+    .filter((m) => state.preset.selected.includes(m))
+    .map((m) => withListing(m, state.preset.facts));
   if (!models.length) throw invalid("preset-models", t("form.needModels"));
   const name = byId("preset-name").value.trim() || uniqueName(preset.id);
   const body = {
@@ -149,6 +152,15 @@ export async function submitPreset() {
   note("preset", "ok", t("preset.added", { name }));
 }
 
+// A models entry (an id, or {id, kind}) with what the platform's listing states of it (``facts``,
+// from POST /models/fetch) as its ``listed`` object (SPEC §19); as it was when the listing states nothing.
+function withListing(entry, facts) {
+  const id = typeof entry === "string" ? entry : entry.id;
+  const listed = Object.hasOwn(facts, id) ? facts[id] : null;
+  if (!listed || !Object.keys(listed).length) return entry;
+  return typeof entry === "string" ? { id, listed } : { ...entry, listed };
+}
+
 // --- Custom add -----------------------------------------------------------------------------
 
 export async function submitCustom() {
@@ -157,13 +169,13 @@ export async function submitCustom() {
     platform: byId("custom-platform").value.trim() || "custom",
     base_url: required(byId("custom-base-url").value, "form.needBaseUrl", "custom-base-url"),
     api_keys: requiredKeys(byId("custom-key").value, "custom-key"),
-    models: modelLines(byId("custom-models").value, "custom-models"),
+    models: modelLines(byId("custom-models").value, "custom-models").map((m) => withListing(m, state.custom.facts)),
     priority: integer(byId("custom-priority").value, 100, "form.priority", "custom-priority"),
     timeout_ms: timeoutMs(byId("custom-timeout").value, "custom-timeout"),
   };
   await api("POST", "/providers", body);
   byId("custom-form").reset();
-  state.custom = { fetched: [], search: "" };
+  state.custom = { fetched: [], facts: {}, search: "" };
   renderCustomModels();
   renderKeyCount("custom");
   await reloadProviders();
@@ -206,7 +218,9 @@ export async function fetchCustomModels() {
     base_url: required(byId("custom-base-url").value, "form.needBaseUrl", "custom-base-url"),
     api_key: requiredKeys(byId("custom-key").value, "custom-key")[0],
   };
-  state.custom.fetched = (await api("POST", "/models/fetch", target)).models;
+  const { models, facts } = await api("POST", "/models/fetch", target);
+  state.custom.fetched = models;
+  state.custom.facts = facts || {};
   renderCustomModels();
   note("custom", "ok", t("preset.fetched", { n: state.custom.fetched.length }));
 }

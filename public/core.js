@@ -48,8 +48,12 @@ export const state = {
   verifyResults: null,
   editing: null, // the draft of the provider being edited: {id, name, platform, …}
   keyDraft: null, // the open "add keys" form: {id: provider id, text}; keys never go back to the DOM
-  preset: { id: "", fetched: [], selected: [], search: "" },
-  custom: { fetched: [], search: "" }, // Custom add's fetched model list; ticked = lines of its models field
+  factDrafts: {}, // the model facts edited and not saved (SPEC §19): provider id -> {model: {field: text}}
+  factsOpen: new Set(), // the provider ids whose model facts are unfolded
+  preset: { id: "", fetched: [], facts: {}, selected: [], search: "" },
+  // Custom add's fetched model list; ticked = lines of its models field. Quick add's and Custom
+  // add's facts: what the platform's listing states of each model (POST /models/fetch).
+  custom: { fetched: [], facts: {}, search: "" },
   tokenHints: { api: null, admin: null },
   clients: [],
   defaultClient: null, // GET /clients default_client: {enabled}; null when the answer has none

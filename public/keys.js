@@ -1,5 +1,5 @@
-// The keys of a provider's row (SPEC §13): each key's hint, state and cooldown; adding keys,
-// disabling and deleting one.
+// The keys of a provider's row (SPEC §13): each key's hint, state, cooldown and count against its
+// free-tier caps (SPEC §19); adding keys, disabling and deleting one.
 
 import { state, t, timeLeft, clockTime, byId, el, note, api, guarded, smallButton } from "./core.js";
 import { renderProviders, reloadProviders } from "./providers.js";
@@ -76,7 +76,28 @@ function keyRow(p, k) {
         "danger",
       ),
     ),
+    keyCaps(k),
   );
+}
+
+// What this isolate counted of the key per model with a free-tier cap, against the caps known
+// ("llama-3.1-8b-instant: 12/30 per min · 340/14400 per day"); nothing when no model has a cap.
+// A model at one of its caps is marked: the router passes the key over for it until the window turns.
+function keyCaps(k) {
+  const caps = (k.caps || []).map((c) => {
+    const parts = [
+      [c.minute, c.rpm, "keys.capMinute"],
+      [c.day, c.rpd, "keys.capDay"],
+      [c.minute_tokens, c.tpm, "keys.capTokens"],
+    ].filter(([, cap]) => cap !== null && cap !== undefined);
+    const full = parts.some(([n, cap]) => n >= cap);
+    return el(
+      "span",
+      { class: full ? "chip warn" : "chip", "data-testid": "key-cap", "data-model": c.model },
+      t("keys.capModel", { model: c.model, counts: parts.map(([n, cap, key]) => t(key, { n, cap })).join(" · ") }),
+    );
+  });
+  return caps.length ? el("span", { class: "key-caps", "data-testid": "key-caps" }, caps) : null;
 }
 
 // Whether the whole provider is cooling down (every model, whatever the key): its keys rest too.

@@ -131,6 +131,8 @@ function showLogin(message) {
     loginMessage: message,
     editing: null,
     keyDraft: null,
+    factDrafts: {},
+    factsOpen: new Set(),
     verifyResults: null,
     clients: [],
     newToken: null,

@@ -1,13 +1,16 @@
-// The provider rows (their cooldowns, models and keys), a provider's edit form, and reloadProviders.
-// A row holds its keys (keys.js) and the status bar's cooldowns (status.js), whose actions reload
-// the rows: those modules and this one import each other's functions, which run only after every
-// module has loaded (an ES module cycle without top-level use is safe).
+// The provider rows (their cooldowns, models, model facts and keys), a provider's edit form, and
+// reloadProviders.
+// A row holds its keys (keys.js), its model facts (modelfacts.js) and the status bar's cooldowns
+// (status.js), whose actions reload the rows: those modules and this one import each other's
+// functions, which run only after every module has loaded (an ES module cycle without top-level
+// use is safe).
 
 import { state, t, byId, el, note, api, guarded, smallButton, modelId } from "./core.js";
 import { renderConnect } from "./connect.js";
 import { renderAliases } from "./settings.js";
 import { loadStatus, renderStatus, timeLeftNode } from "./status.js";
 import { keyList, keyCoolingUntil } from "./keys.js";
+import { modelFacts, withStoredFacts } from "./modelfacts.js";
 import { required, modelLines, integer, timeoutMs } from "./formvalues.js";
 
 export async function loadProviders() {
@@ -45,6 +48,7 @@ function providerRow(p) {
       { class: "models" },
       p.models.map((m) => modelChip(p, modelId(m))),
     ),
+    p.models.length ? modelFacts(p) : null,
     keyList(p),
   );
   if (state.editing && state.editing.id === p.id) row.append(editor(p));
@@ -106,9 +110,10 @@ function providerMeta(p) {
   return el("div", { class: "meta" }, item("provider.priority", String(p.priority)), item("provider.timeout", timeout));
 }
 
-// The edit form's line of an entry: the id, then the kind when it was set.
+// The edit form's line of an entry: the id, then the kind when it was set (its facts are not on
+// the line: saving keeps them, withStoredFacts).
 function modelLine(entry) {
-  return typeof entry === "string" ? entry : `${entry.id} ${entry.kind}`;
+  return typeof entry === "string" || !entry.kind ? modelId(entry) : `${entry.id} ${entry.kind}`;
 }
 
 function modelChip(p, id) {
@@ -155,7 +160,7 @@ async function saveEdit(p) {
     name: required(d.name, "form.needName", id("name")),
     platform: d.platform.trim() || "custom",
     base_url: required(d.base_url, "form.needBaseUrl", id("base-url")),
-    models: modelLines(d.models, id("models")),
+    models: withStoredFacts(p, modelLines(d.models, id("models"))),
     priority: integer(d.priority, 100, "form.priority", id("priority")),
     timeout_ms: timeoutMs(d.timeout, id("timeout")),
     enabled: d.enabled,

@@ -26,6 +26,7 @@ const SETTING_GROUPS = [
   [
     "routing",
     [
+      "routing_strategy",
       "routing_cooldown_ceiling_ms",
       "max_consecutive_upstream_fails",
       "same_model_retry_max_ms",
@@ -91,27 +92,17 @@ function settingRow(key) {
   const oninput = (e) => {
     state.settingDrafts[key] = e.target.value;
   };
-  const input = ORIGIN_KEYS.includes(key)
-    ? {
-        id,
-        class: "mono",
-        inputmode: "url",
-        spellcheck: "false",
-        autocomplete: "off",
-        value: draft,
-        "data-testid": id,
-        oninput,
-      }
-    : {
-        id,
-        type: "number",
-        min: "0",
-        max: SWITCH_KEYS.includes(key) ? "1" : null,
-        step: unit ? "any" : "1",
-        value: draft,
-        "data-testid": id,
-        oninput,
-      };
+  // A setting whose GET /settings answer lists its choices (the routing strategy, SPEC §19) is a
+  // select of them, each labelled choice.<setting>.<name>.
+  const control = setting.choices
+    ? el(
+        "select",
+        { id, "data-testid": id, onchange: oninput },
+        setting.choices.map((name) =>
+          el("option", { value: name, selected: name === draft }, t(`choice.${key}.${name}`)),
+        ),
+      )
+    : el("input", settingInput(key, id, draft, oninput));
   return el(
     "div",
     { class: "setting", "data-testid": "setting-row", "data-setting": key },
@@ -119,7 +110,7 @@ function settingRow(key) {
     el(
       "div",
       { class: "setting-controls" },
-      el("input", input),
+      control,
       unit ? el("span", { class: "unit", "data-testid": "setting-unit" }, t(`unit.${unit}`)) : null,
       el(
         "span",
@@ -141,6 +132,32 @@ function settingRow(key) {
     ),
     el("p", { class: "muted" }, t(`settingHelp.${key}`)),
   );
+}
+
+// The attributes of a setting's input: a text field for an origin, else a number in its unit.
+function settingInput(key, id, draft, oninput) {
+  const unit = SETTING_UNITS[key];
+  return ORIGIN_KEYS.includes(key)
+    ? {
+        id,
+        class: "mono",
+        inputmode: "url",
+        spellcheck: "false",
+        autocomplete: "off",
+        value: draft,
+        "data-testid": id,
+        oninput,
+      }
+    : {
+        id,
+        type: "number",
+        min: "0",
+        max: SWITCH_KEYS.includes(key) ? "1" : null,
+        step: unit ? "any" : "1",
+        value: draft,
+        "data-testid": id,
+        oninput,
+      };
 }
 
 async function putSettings(body) {
@@ -192,7 +209,9 @@ export async function saveSettings() {
     const text = draft.trim();
     const field = { field: t(`setting.${key}`) };
     const unit = SETTING_UNITS[key];
-    if (text === "" && LIMIT_KEYS.includes(key)) {
+    if (state.settings[key].choices) {
+      if (text !== state.settings[key].value) body[key] = text;
+    } else if (text === "" && LIMIT_KEYS.includes(key)) {
       throw invalid(`setting-${key}`, t("settings.limitEmpty", field));
     } else if (text === "") {
       if (state.settings[key].source === "d1") body[key] = null;

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from gateway.core.settings import SETTINGS
+from gateway.core.settings import SETTINGS, ChoiceSetting
 from support.browser import login, open_fold, watched_page
 from support.d1 import d1_execute
 from support.openrouter import FakeOpenRouter, endpoint
@@ -1264,7 +1264,7 @@ def test_the_panels_follow_the_work_and_settings_are_folded(page, gateway):
     )
     for fold in ("custom-add", "tokens", "openrouter-fold", "settings"):
         expect(page.get_by_test_id(fold)).not_to_have_attribute("open", re.compile(".*"))
-    expect(page.get_by_test_id("setting-row")).to_have_count(14)
+    expect(page.get_by_test_id("setting-row")).to_have_count(15)
     expect(page.get_by_test_id("setting-row").first).to_be_hidden()
 
     open_fold(page, "settings")  # the routing settings and the three rate limits, together
@@ -1332,7 +1332,7 @@ def test_durations_in_seconds_or_minutes_and_sizes_in_mb(page, gateway, admin):
 UNITS = {"zh": {"秒": 1000, "分钟": MINUTE_MS, "MB": MB}, "en": {"seconds": 1000, "minutes": MINUTE_MS, "MB": MB}}
 # Each setting row as the page shows it.
 SETTING_ROWS = """rows => rows.map((r) => {
-  const field = r.querySelector("input");
+  const field = r.querySelector("input, select");
   const unit = r.querySelector('[data-testid="setting-unit"]');
   return {
     key: r.dataset.setting, label: r.querySelector("label").textContent, type: field.type,
@@ -1364,6 +1364,9 @@ def test_every_setting_has_the_field_and_unit_of_its_kind_and_a_limit_no_reset(p
             found = shown[setting.key]
             # "Use default" sends null, which turns a rate limit off: a limit has none.
             assert found["reset"] is not getattr(setting, "null_is_off", False), (lang, setting.key)
+            if isinstance(setting, ChoiceSetting):  # a choice (the routing strategy): a select of them
+                assert (found["type"], found["value"]) == ("select-one", saved[setting.key]), (lang, setting.key)
+                continue
             if isinstance(setting.default, str):  # an origin: text, with a URL keyboard
                 assert (found["type"], found["inputmode"], found["value"]) == ("text", "url", saved[setting.key])
                 continue

@@ -80,6 +80,7 @@ def test_the_page_and_every_file_it_loads_carry_the_declared_headers(client):
         "/i18n.js",
         "/keys.js",
         "/main.js",
+        "/modelfacts.js",
         "/openrouter.js",
         "/providers.js",
         "/settings.js",

@@ -91,6 +91,21 @@ def test_setting_and_source_labels_exist_for_every_known_value():
         assert f"source.{source}" in keys
 
 
+def test_every_choice_and_fact_source_has_a_label():
+    # A choice setting is a select of its choices (settings.js), each labelled choice.<key>.<name>;
+    # each model fact shows its source (modelfacts.js, SPEC §19) as factSource.<source>.
+    from gateway.core.capabilities import FACT_FIELDS
+    from gateway.core.settings import SETTINGS, ChoiceSetting
+
+    keys = set(_i18n()["en"])
+    choices = [s for s in SETTINGS if isinstance(s, ChoiceSetting)]
+    assert choices, "the routing strategy is a choice"
+    for setting in choices:
+        assert {f"choice.{setting.key}.{name}" for name in setting.choices} <= keys
+    assert {f"factSource.{source}" for source in ("admin", "listed", "preset", "learned")} <= keys
+    assert {f"facts.{name}" for name in FACT_FIELDS} <= keys
+
+
 class _Text(HTMLParser):
     """Collects the text of the document outside <script>, <style> and <title>, and every tag."""
 
