@@ -11,6 +11,10 @@ const NUMBER_FACTS = ["context", "rpm", "rpd", "tpm"];
 const FACT_COLUMNS = ["context", "vision", "tools", "json", "rpm", "rpd", "tpm"];
 // What an entry keeps as it was whatever the admin edits here.
 const KEPT_FIELDS = ["kind", "listed"];
+// The provider's own caps, for its models whose entries set none (the first row).
+const CAP_FACTS = ["rpm", "rpd", "tpm"];
+// The drafts' key of the provider's row: no model id is empty.
+const PROVIDER_ROW = "";
 
 // The section of a provider's facts (its message line: facts-<id>-message) and a field's id.
 function section(p) {
@@ -92,6 +96,7 @@ export function modelFacts(p) {
           el(
             "tbody",
             null,
+            providerRow(p),
             entries.map((entry, index) => factRow(p, entry, index)),
           ),
         ),
@@ -129,6 +134,35 @@ function factRow(p, entry, index) {
           ? numberControl(p, entry, index, name, known)
           : choiceControl(p, entry, index, name, known),
         sourceTag(known, name),
+      ),
+    ),
+  );
+}
+
+// The provider's caps: rpm, rpd and tpm for every model whose own entry sets none.
+function providerRow(p) {
+  const caps = { id: PROVIDER_ROW, ...(p.caps || {}) };
+  return el(
+    "tr",
+    { "data-testid": "facts-provider-row" },
+    el("th", { scope: "row" }, t("facts.provider")),
+    FACT_COLUMNS.map((name) =>
+      el(
+        "td",
+        { "data-field": name },
+        CAP_FACTS.includes(name)
+          ? el("input", {
+              id: fieldId(p, "provider", name),
+              type: "number",
+              min: "1",
+              step: "1",
+              class: "fact",
+              value: shownValue(p, caps, name),
+              "aria-label": t("facts.fieldOf", { field: t(`facts.${name}`), model: t("facts.provider") }),
+              "data-testid": `provider-cap-${name}`,
+              oninput: remember(p, caps, name),
+            })
+          : null,
       ),
     ),
   );
@@ -193,21 +227,32 @@ function editedEntry(p, stored, index) {
   for (const name of FACT_COLUMNS) {
     const text = shownValue(p, stored, name).trim();
     if (text === "") continue;
-    if (!NUMBER_FACTS.includes(name)) {
-      entry[name] = text === "yes";
-    } else if (/^\d+$/.test(text) && Number(text) > 0 && Number.isSafeInteger(Number(text))) {
-      entry[name] = Number(text);
-    } else {
-      const field = t(`facts.${name}`);
-      throw invalid(fieldId(p, index, name), t("facts.notPositive", { field, model: stored.id }));
-    }
+    entry[name] = NUMBER_FACTS.includes(name)
+      ? positive(text, fieldId(p, index, name), stored.id, name)
+      : text === "yes";
   }
   return Object.keys(entry).length > 1 ? entry : entry.id;
 }
 
+function positive(text, id, model, name) {
+  if (/^\d+$/.test(text) && Number(text) > 0 && Number.isSafeInteger(Number(text))) return Number(text);
+  throw invalid(id, t("facts.notPositive", { field: t(`facts.${name}`), model }));
+}
+
+// The provider's caps as its row holds them; null when none is set.
+function editedCaps(p) {
+  const stored = { id: PROVIDER_ROW, ...(p.caps || {}) };
+  const caps = {};
+  for (const name of CAP_FACTS) {
+    const text = shownValue(p, stored, name).trim();
+    if (text !== "") caps[name] = positive(text, fieldId(p, "provider", name), t("facts.provider"), name);
+  }
+  return Object.keys(caps).length ? caps : null;
+}
+
 async function saveFacts(p) {
   const models = p.models.map((entry, index) => editedEntry(p, entryObject(entry), index));
-  await api("PUT", `/providers/${p.id}`, { models });
+  await api("PUT", `/providers/${p.id}`, { models, caps: editedCaps(p) });
   delete state.factDrafts[p.id];
   await reloadProviders();
   note(section(p), "ok", t("facts.saved", { name: p.name }));

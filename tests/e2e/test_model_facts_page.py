@@ -135,6 +135,31 @@ def test_editing_a_models_facts_saves_them_as_the_admins(page, gateway, admin, a
     assert saved["capabilities"][GROQ_MODEL]["sources"]["context"] == "preset"
 
 
+def test_the_providers_own_caps_are_saved_and_apply_to_its_models_without_their_own(page, gateway, admin, add_provider):
+    add_provider(name="house", models=["a", {"id": "b", "rpm": 3}])
+    login(page, gateway.admin_token)
+    open_facts(page, "house")
+
+    caps = row(page, "house").get_by_test_id("facts-provider-row")
+    caps.get_by_test_id("provider-cap-rpm").fill("10")
+    caps.get_by_test_id("provider-cap-rpd").fill("500")
+    row(page, "house").get_by_test_id("facts-save").click()
+
+    expect(row(page, "house").get_by_test_id("facts-message")).to_have_text("Saved the model facts of “house”.")
+    expect(cell(facts_row(page, "house", "a"), "rpm").get_by_test_id("fact-source")).to_have_text("provider")
+    expect(cell(facts_row(page, "house", "b"), "rpm").get_by_test_id("fact-source")).to_have_text("yours")
+    saved = provider(admin, "house")
+    assert saved["caps"] == {"rpm": 10, "rpd": 500}
+    assert (saved["capabilities"]["a"]["rpm"], saved["capabilities"]["b"]["rpm"]) == (10, 3)
+    assert saved["capabilities"]["b"]["rpd"] == 500
+
+    caps.get_by_test_id("provider-cap-rpm").fill("")
+    caps.get_by_test_id("provider-cap-rpd").fill("")
+    row(page, "house").get_by_test_id("facts-save").click()
+    expect(cell(facts_row(page, "house", "a"), "rpm").get_by_test_id("fact-source")).to_have_count(0)
+    assert provider(admin, "house")["caps"] is None
+
+
 def test_a_window_learned_from_a_refusal_shows_as_learned(page, gateway, api, add_provider, upstream):
     add_provider(name="groq", platform="groq", models=[GROQ_MODEL])
     refusal = {

@@ -102,7 +102,7 @@ def test_every_choice_and_fact_source_has_a_label():
     assert choices, "the routing strategy is a choice"
     for setting in choices:
         assert {f"choice.{setting.key}.{name}" for name in setting.choices} <= keys
-    assert {f"factSource.{source}" for source in ("admin", "listed", "preset", "learned")} <= keys
+    assert {f"factSource.{source}" for source in ("admin", "provider", "listed", "preset", "learned")} <= keys
     assert {f"facts.{name}" for name in FACT_FIELDS} <= keys
 
 
