@@ -1,3 +1,3 @@
--- A provider's free-tier caps (SPEC §19): JSON {"rpm", "rpd", "tpm"}, each optional, for every
--- model of the provider that its own models entry does not cap; NULL for none.
+-- A provider's free-tier caps (SPEC §19): JSON {"rpm", "rpd", "tpm"}, each optional, for each cap
+-- of each of its models that the model's own models entry does not set; NULL for none.
 ALTER TABLE providers ADD COLUMN caps TEXT;

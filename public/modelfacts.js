@@ -31,7 +31,8 @@ function entryObject(entry) {
 
 // The edits not yet saved of a provider: {model: {field: text}}, kept across re-renders.
 function drafts(p) {
-  if (!state.factDrafts[p.id]) state.factDrafts[p.id] = {};
+  // No prototype: a model may be named "__proto__".
+  if (!state.factDrafts[p.id]) state.factDrafts[p.id] = Object.create(null);
   return state.factDrafts[p.id];
 }
 

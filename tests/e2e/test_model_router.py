@@ -161,7 +161,7 @@ def test_too_long_for_every_model_is_400_at_once_naming_the_window(api, create, 
     error = response.json()["error"]
     assert (error["type"], error["code"]) == ("invalid_request_error", "context_length_exceeded")
     assert "too long for every model" in error["message"]
-    assert "the largest window known is 8192" in error["message"]
+    assert "the most any model known takes is 8192" in error["message"]
     assert f"~{estimate(body)} tokens" in error["message"]
     assert upstream.requests == []
     assert response.headers["x-fallback-trail"].startswith("small-p/small: skipped: context 8192 < ~")
@@ -182,7 +182,7 @@ def test_too_long_on_the_messages_api_is_anthropics_error_shape(api, create, ups
     body = response.json()
     assert body["type"] == "error", body
     assert body["error"]["type"] == "invalid_request_error"
-    assert "the largest window known is 8192" in body["error"]["message"]
+    assert "the most any model known takes is 8192" in body["error"]["message"]
     assert upstream.requests == []
 
 
@@ -197,6 +197,32 @@ def test_an_image_when_no_model_has_vision_is_400_no_vision_model(api, create, u
     assert (error["type"], error["code"]) == ("invalid_request_error", "no_vision_model")
     assert "image" in error["message"]
     assert upstream.requests == []
+
+
+def test_models_that_lack_different_things_give_no_capable_model_naming_each(api, create, upstream):
+    create("small-eyes", [{"id": "sees", "vision": True, "context": 4096}], priority=1)
+    create("big-blind", [{"id": "reads", "vision": False}], priority=2)
+
+    response = send(api, {"model": "auto", "messages": [{**IMAGE_MESSAGE, "content": [*IMAGE_MESSAGE["content"],
+                     {"type": "text", "text": LONG_TEXT}]}]})  # fmt: skip
+
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "no_capable_model"
+    assert "small-eyes/sees: skipped: context 4096 <" in error["message"]
+    assert "big-blind/reads: skipped: no vision" in error["message"]
+    assert upstream.requests == []
+
+
+def test_a_request_larger_than_a_free_tiers_minute_is_never_sent_to_it(api, create, upstream):
+    create("tight", [{"id": "small-tpm", "tpm": 6000}], priority=1)
+    create("roomy", ["big"], priority=2)
+
+    response = send(api, {"model": "auto", "messages": [{"role": "user", "content": LONG_TEXT}]})
+
+    assert response.status_code == 200, response.text
+    assert [r.model for r in upstream.requests] == ["big"]
+    assert response.headers["x-fallback-trail"].startswith("tight/small-tpm: skipped: tpm 6000 < ~")
 
 
 # --- free-tier caps ------------------------------------------------------------------------------

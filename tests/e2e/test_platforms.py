@@ -36,7 +36,7 @@ def test_fetch_with_base_url_and_key(admin, upstream):
     response = admin.post("/models/fetch", json={"base_url": upstream.base_url + "/", "api_key": UPSTREAM_KEY})
 
     assert response.status_code == 200
-    assert response.json() == {"models": ["alpha", "mid", "zeta"]}
+    assert response.json() == {"models": ["alpha", "mid", "zeta"], "facts": {}}  # the list states none
     [request] = upstream.model_list_requests
     assert request.path == "/v1/models"
     assert request.headers["authorization"] == f"Bearer {UPSTREAM_KEY}"
@@ -48,8 +48,31 @@ def test_fetch_for_a_stored_provider_uses_its_stored_key(admin, add_provider, up
 
     response = admin.post("/models/fetch", json={"provider_id": provider["id"]})
 
-    assert response.json() == {"models": ["gemini-style", "plain"]}
+    assert response.json() == {"models": ["gemini-style", "plain"], "facts": {}}
     assert upstream.model_list_requests[-1].headers["authorization"] == "Bearer sk-stored-provider-key-12345"
+
+
+def test_fetch_answers_what_the_list_states_of_each_model(admin, upstream):
+    listed = [
+        # OpenRouter's shape
+        {"id": "or/m", "context_length": 131072, "architecture": {"input_modalities": ["text", "image"]},
+         "supported_parameters": ["tools", "response_format"]},
+        {"id": "groq-m", "context_window": 8192},  # Groq's
+        {"id": "mistral-m", "max_context_length": 32768, "capabilities": {"vision": False, "function_calling": True}},
+        {"id": "bare"},
+    ]  # fmt: skip
+    upstream.serve_models(Json({"object": "list", "data": listed}))
+
+    response = admin.post("/models/fetch", json={"base_url": upstream.base_url, "api_key": UPSTREAM_KEY})
+
+    assert response.json() == {
+        "models": ["bare", "groq-m", "mistral-m", "or/m"],
+        "facts": {
+            "or/m": {"context": 131072, "vision": True, "tools": True, "json": True},
+            "groq-m": {"context": 8192},
+            "mistral-m": {"context": 32768, "vision": False, "tools": True},
+        },
+    }
 
 
 def test_fetch_for_an_unknown_provider_is_404(admin):

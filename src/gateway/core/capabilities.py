@@ -7,16 +7,19 @@ Rules:
   entry (``listed``); the presets' data for the provider's platform (``core/modelfacts.py``).
   ``static_facts`` joins them once per snapshot.
 - A window learned from a ``context_length_exceeded`` (``Windows``) bounds the window the
-  sources state: the smaller wins, since a free tier may serve less than a model's advertised
-  window, and the failure is what the platform did.
+  listing and the presets state: the smaller wins, since a free tier may serve less than a
+  model's advertised window, and the failure is what the platform did. A window the admin set is
+  never bounded by it.
 - Unknown means "may".
 - A request needs (``needs_of``): its tokens, estimated as its JSON's bytes (image data left out)
   / ``CHARS_PER_TOKEN`` plus its ``max_tokens`` (or ``max_completion_tokens``), at most
   ``OUTPUT_ESTIMATE_MAX``, ``OUTPUT_ESTIMATE_DEFAULT`` when unset; vision when a message holds an
   image part; tools when ``tools`` or ``functions`` is a non-empty list; JSON output when
-  ``response_format`` asks for ``json_object`` or ``json_schema``.
-- A model cannot serve a request (``unfit``) when its window is under the request's tokens or
-  it lacks a need; the reason names the figure (``context 8192 < ~21000``) or the need.
+  ``response_format`` asks for ``json_object`` or ``json_schema``. ``ceiling``: its tokens at its
+  whole ``max_tokens``, what a refusal that states no window bounds the window under.
+- A model cannot serve a request (``unfit``) when its window, or its free tier's tokens per
+  minute, is under the request's tokens, or it lacks a need; the reason names the figure
+  (``context 8192 < ~21000``, ``tpm 6000 < ~21000``) or the need.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ class Needs:
     vision: bool = False
     tools: bool = False
     json: bool = False
+    ceiling: int = 0
 
 
 NO_NEEDS = Needs()
@@ -89,12 +93,13 @@ def needs_of(data: Mapping[str, Any], size: int) -> Needs:
                     vision = True
                     size -= image
     asked = data.get("max_tokens", data.get("max_completion_tokens"))
-    output = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else None
-    output = rules.OUTPUT_ESTIMATE_DEFAULT if output is None else min(output, rules.OUTPUT_ESTIMATE_MAX)
+    asked = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else None
+    output = rules.OUTPUT_ESTIMATE_DEFAULT if asked is None else min(asked, rules.OUTPUT_ESTIMATE_MAX)
     tools = bool(data.get("tools")) or bool(data.get("functions"))
     response_format = data.get("response_format")
     json = isinstance(response_format, dict) and response_format.get("type") in _JSON_FORMATS
-    return Needs(max(size, 0) // rules.CHARS_PER_TOKEN + output, vision, tools, json)
+    prompt = max(size, 0) // rules.CHARS_PER_TOKEN
+    return Needs(prompt + output, vision, tools, json, prompt + max(output, asked or 0))
 
 
 # The facts a provider's ``models`` entry may set (SPEC §19), and the type of each: a window and
@@ -185,7 +190,8 @@ def facts_sources(provider: Provider, model: str, learned: int | None) -> tuple[
                 values[name], sources[name] = value, source
                 break
     context = values.get("context")
-    if learned is not None and (not isinstance(context, int) or learned < context):
+    bounded = sources.get("context") != "admin"
+    if learned is not None and bounded and (not isinstance(context, int) or learned < context):
         values["context"], sources["context"] = learned, "learned"
     return Facts(**values), sources  # type: ignore[arg-type]  # each value is its field's type
 
@@ -206,6 +212,9 @@ def unfit(facts: Facts, needs: Needs, learned: int | None = None) -> Lack | None
     window = facts.context if learned is None or (facts.context is not None and facts.context < learned) else learned
     if window is not None and needs.tokens > window:
         return Lack("context", f"context {window} < ~{needs.tokens}", window)
+    # Larger than a free tier's minute: no key of it can ever send it.
+    if facts.tpm is not None and needs.tokens > facts.tpm:
+        return Lack("context", f"tpm {facts.tpm} < ~{needs.tokens}", facts.tpm)
     if needs.vision and facts.vision is False:
         return Lack("vision", "no vision")
     if needs.tools and facts.tools is False:

@@ -127,7 +127,10 @@ class _Builder:
         """The pass of a pair that cannot serve the request, or None."""
         if self.needs is NO_NEEDS:
             return None
-        lack = unfit(provider.facts_of(model), self.needs, self.state.windows.bound(provider.id, model))
+        declared = provider.declared.get(model)
+        # A window the admin set is never bounded by a learned one (``core/capabilities.py``).
+        learned = None if declared and declared.context else self.state.windows.bound(provider.id, model)
+        lack = unfit(provider.facts_of(model), self.needs, learned)
         return None if lack is None else Pass(provider.name, model, lack.need, lack.reason, window=lack.window)
 
     def capped(self, provider: Provider, model: str, keys: tuple[ProviderKey, ...]) -> Pass | None:
@@ -135,7 +138,9 @@ class _Builder:
         facts, tier, tokens, now_ms = provider.facts_of(model), self.state.free_tier, self.needs.tokens, self.now_ms
         reasons, until = [], []
         for key in keys:
-            if self.ledger.key_cooldown(key.id, now_ms) is not None:
+            cooling = self.ledger.key_cooldown(key.id, now_ms)
+            if cooling is not None:
+                until.append(cooling.until_ms)  # it may serve sooner than a cap turns
                 continue
             reason = tier.at_cap(key.id, model, facts, tokens, now_ms)
             if reason is None:

@@ -235,7 +235,7 @@ class _Run:
         if step.probe:
             self.state.ledger.end_probe(provider_id, False, now_ms, _probed_key_id(step))
         if failure.kind is FailureKind.CALLER_ERROR:
-            return CallerError(candidate, observed, tuple(self.trail))
+            return CallerError(candidate, observed, tuple(self.trail), self.chain.passed)
         key_id = named_key_id(provider, candidate.key)
         used_key_id = candidate.key.id if candidate.key is not None else 0
         self.trail.append(TrailEntry(provider.name, candidate.model, failure, key_id, provider_id, used_key_id, now_ms))
@@ -261,7 +261,9 @@ class _Run:
     def _learn(self, candidate: Candidate, observed: Observed, failure: Failure) -> None:
         """What a failure tells of the model's window or the key's caps (rules in the module doc)."""
         if failure.kind is FailureKind.CONTEXT_TOO_LARGE:
-            bound = stated_context(observed.body) or self.chain.needs.tokens - 1
+            # Unstated, the window is under the request at its whole max_tokens (its estimate
+            # counts only part of a large one, which a short prompt may have been refused for).
+            bound = stated_context(observed.body) or self.chain.needs.ceiling - 1
             self.state.windows.learn(candidate.provider.id, candidate.model, bound)
         elif observed.status == 429 and candidate.key is not None:
             stated = stated_caps(observed.body, observed.headers, platform=candidate.provider.platform)

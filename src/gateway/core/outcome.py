@@ -77,6 +77,7 @@ class CallerError:
     candidate: Candidate
     observed: Observed
     trail: Trail
+    passed: tuple[Pass, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,7 +58,7 @@ class Provider:
     # (``capabilities.static_facts``).
     declared: Mapping[str, Facts] = field(default_factory=dict, hash=False)
     listed: Mapping[str, Facts] = field(default_factory=dict, hash=False)
-    # The provider's own free-tier caps, for its models whose entries set none.
+    # The provider's own free-tier caps, for each cap a model's entry does not set.
     caps: Facts = NO_FACTS
     facts: Mapping[str, Facts] = field(default_factory=dict, hash=False)
 

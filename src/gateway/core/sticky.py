@@ -2,9 +2,10 @@
 (SPEC §19), so the platform's prompt cache that made that turn cheap and fast serves the next.
 
 Rules:
-- A conversation is named (``conversation_name``) by the caller's ``x-session-id`` header when
-  sent, else by a SHA-256 of the caller's client id and the text of the conversation's first user
-  message (the same for every turn of it, and apart for two clients).
+- A conversation is named (``conversation_name``) by a SHA-256 of the caller's client id and its
+  ``x-session-id`` header when sent, else of the client id and the text of the conversation's
+  first user message (the same for every turn of it, and apart for two clients): a name is the
+  same size whatever the caller sends.
 - Only a request whose messages already hold an assistant turn looks its conversation up
   (``continues``); every served request records what served it (``Conversations.served``).
 - A target is (provider id, key id, model), kept ``STICKY_TTL_MS`` after the turn it served; the map
@@ -44,18 +45,19 @@ def _text(content: object) -> str:
     return ""
 
 
+def _digest(client_id: int, text: str) -> str:
+    return hashlib.sha256(f"{client_id}\0{text}".encode(errors="surrogatepass")).hexdigest()
+
+
 def conversation_name(session_id: str | None, client_id: int, messages: Sequence[Any]) -> str | None:
     """The conversation's name, or None when there is nothing to name it by (no session id and no
     user message with text)."""
     if session_id:
-        return f"session:{client_id}:{session_id}"
+        return "session:" + _digest(client_id, session_id)
     for message in messages:
         if isinstance(message, Mapping) and message.get("role") == "user":
             text = _text(message.get("content"))
-            if text:
-                digest = hashlib.sha256(f"{client_id}\0{text}".encode(errors="surrogatepass")).hexdigest()
-                return f"first:{digest}"
-            return None
+            return "first:" + _digest(client_id, text) if text else None
     return None
 
 

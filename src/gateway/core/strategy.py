@@ -25,7 +25,7 @@ from gateway.core import rules
 from gateway.core.memory import Memory, Stats
 from gateway.core.providers import Provider
 
-__all__ = ["STRATEGY_NAMES", "Beta", "Pair", "Strategy", "auto_strategy", "is_auto", "order_pairs", "speed_score"]
+__all__ = ["Beta", "Pair", "Strategy", "auto_strategy", "is_auto", "order_pairs", "speed_score"]
 
 AUTO_MODEL = "auto"
 
@@ -36,8 +36,6 @@ class Strategy(StrEnum):
     RELIABLE = "reliable"
     BALANCED = "balanced"
 
-
-STRATEGY_NAMES = frozenset(strategy.value for strategy in Strategy)
 
 # ``model`` values that choose a strategy for one request (the original server's names).
 _AUTO_STRATEGIES = {

@@ -6,8 +6,9 @@
   most ``TRAIL_MAX_ENTRIES`` entries, then ``; +N more``; at most ``TRAIL_MAX_CHARS`` characters
   (whole entries are dropped into the ``+N more`` count until it fits).
 - Pairs the chain passed over before any fetch (SPEC §19: a model that cannot serve the request,
-  a key at its free-tier cap) lead the trail as ``provider/model: skipped: <reason>``; they are not
-  attempts, so ``X-Fallback-Attempts`` leaves them out, and the trail is sent with them alone.
+  a key at its free-tier cap) follow the failed attempts as ``provider/model: skipped:
+  <reason>``, so the limits drop them first; they are not attempts, so ``X-Fallback-Attempts``
+  leaves them out, and the trail is sent with them alone.
 - Header values must be ASCII (RFC 9110 §5.5): anything but printable ASCII, control characters
   included, is percent-encoded as UTF-8.
 - In the trail, ``;`` separates entries: a ``;`` in a provider or model name is written ``%3B``
@@ -109,8 +110,8 @@ def trail_header(trail: Trail, passed: tuple[Pass, ...] = ()) -> str | None:
     if not trail and not passed:
         return None
     every = [
-        *(f"{_in_trail(p.provider)}/{_in_trail(p.model)}: skipped: {p.reason}" for p in passed),
         *(_trail_label(entry) for entry in trail),
+        *(f"{_in_trail(p.provider)}/{_in_trail(p.model)}: skipped: {p.reason}" for p in passed),
     ]
     labels = every[: rules.TRAIL_MAX_ENTRIES]
     hidden = len(every) - len(labels)

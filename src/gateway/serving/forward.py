@@ -59,7 +59,7 @@ def _caller_error(result: CallerError) -> JsResponse:
     """The upstream's own 4xx, passed through as it is (SPEC §4: the caller's fault)."""
     observed = result.observed
     content_type = observed.headers.get("content-type", "application/json")
-    headers = {"content-type": content_type, **CORS_HEADERS, **trail_headers(result.trail)}
+    headers = {"content-type": content_type, **CORS_HEADERS, **trail_headers(result.trail, result.passed)}
     headers[h.ROUTED_VIA] = routed_via(result.candidate)
     return respond(observed.body, observed.status or 400, headers)
 

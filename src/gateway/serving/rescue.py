@@ -119,7 +119,7 @@ class LoopRescuer:
         candidate = result.candidate
         secret = config.key_memo.plain(candidate.key) if candidate.key is not None else None
         method = methods[(candidate.provider.id, candidate.model)]
-        trail = trail_header(result.trail)
+        trail = trail_header(result.trail, result.passed)
         return Rescued(result.handle, routed_via(candidate), candidate.model, method, secret, trail)
 
 

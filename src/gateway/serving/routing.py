@@ -129,6 +129,7 @@ def _conversation(call: Call, caller: Caller, data: dict, now_ms: int) -> tuple[
     return conversation, isolate.current().router.conversations.target(conversation, now_ms)
 
 
+_MIXED = ("no_capable_model", "No model this request may use can serve it")
 _UNSERVABLE = {
     "context": ("context_length_exceeded", "The request is too long for every model"),
     "vision": ("no_vision_model", "The request holds an image, and no model it may use reads images"),
@@ -138,14 +139,13 @@ _UNSERVABLE = {
 
 
 def _unservable(chain: Chain, needs: Needs) -> InvalidRequestError:
-    """The 400 when no model can serve the request (SPEC §19): what it lacks, the first lack
-    named in the order of ``_UNSERVABLE``, and every model passed over with its reason."""
+    """The 400 when no model can serve the request (SPEC §19): what every model lacked, when they
+    all lacked the same (else ``no_capable_model``), and every model passed over with its reason."""
     lacking = {p.need for p in chain.passed}
-    need = next(n for n in _UNSERVABLE if n in lacking)
-    code, headline = _UNSERVABLE[need]
-    if need == "context":
+    code, headline = _UNSERVABLE[lacking.pop()] if len(lacking) == 1 else _MIXED
+    if code == "context_length_exceeded":
         largest = max(p.window or 0 for p in chain.passed)
-        headline += f" (~{needs.tokens} tokens; the largest window known is {largest})"
+        headline += f" (~{needs.tokens} tokens; the most any model known takes is {largest})"
     passed = "; ".join(p.label for p in chain.passed[: rules.TRAIL_MAX_ENTRIES])
     more = len(chain.passed) - rules.TRAIL_MAX_ENTRIES
     passed += f"; +{more} more" if more > 0 else ""

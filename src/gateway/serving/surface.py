@@ -169,7 +169,7 @@ def refusal_error(result: CallerError) -> RoutingError:
     surface renders in its shape: its status, its message, and the routing headers."""
     observed = result.observed
     status = observed.status or 400
-    headers = {h.ROUTED_VIA: routed_via(result.candidate), **trail_headers(result.trail)}
+    headers = {h.ROUTED_VIA: routed_via(result.candidate), **trail_headers(result.trail, result.passed)}
     type_, code = (
         ("invalid_request_error", "invalid_request") if status < 500 else ("provider_error", "upstream_failed")
     )

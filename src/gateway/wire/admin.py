@@ -134,8 +134,8 @@ Cap = Annotated[int, Field(ge=1, le=MAX_ID)]
 
 
 class ProviderCaps(_Body):
-    """A provider's free-tier caps (SPEC §19), for each of its models that its own ``models``
-    entry does not cap: requests per minute, per UTC day, tokens per minute."""
+    """A provider's free-tier caps (SPEC §19), for each cap of each of its models that the model's
+    own ``models`` entry does not set: requests per minute, per UTC day, tokens per minute."""
 
     rpm: Cap | None = None
     rpd: Cap | None = None

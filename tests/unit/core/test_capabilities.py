@@ -58,7 +58,15 @@ IMAGE = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A
     ],
 )
 def test_needs_of_a_chat_body(body, size, needs):
-    assert needs_of(body, size) == needs
+    assert replace(needs_of(body, size), ceiling=0) == needs
+
+
+@pytest.mark.parametrize(
+    ("extra", "ceiling"),
+    [({}, 100 + DEFAULT_OUT), ({"max_tokens": 50}, 150), ({"max_tokens": 200_000}, 200_100)],
+)
+def test_the_ceiling_counts_the_whole_max_tokens(extra, ceiling):
+    assert needs_of({"messages": [user("hi")], **extra}, 400).ceiling == ceiling
 
 
 @pytest.mark.parametrize(
@@ -78,6 +86,9 @@ def test_needs_of_a_chat_body(body, size, needs):
         (NO_FACTS, Needs(21_000), 16_384, ("context", "context 16384 < ~21000")),
         # The window is checked first: it is what the trail names.
         (Facts(context=100, vision=False), Needs(200, vision=True), None, ("context", "context 100 < ~200")),
+        # Larger than the free tier's minute: no key can ever send it.
+        (Facts(context=131_072, tpm=6000), Needs(21_000), None, ("context", "tpm 6000 < ~21000")),
+        (Facts(tpm=6000), Needs(6000), None, None),
     ],
 )
 def test_unfit(facts, needs, learned, lacking):
@@ -86,6 +97,13 @@ def test_unfit(facts, needs, learned, lacking):
     assert (lack.need, lack.reason) == lacking if lack else lacking is None
     if lack is not None and lack.need == "context":
         assert lack.window == int(lack.reason.split()[1])
+
+
+def test_a_learned_window_never_bounds_the_admins():
+    known = replace(provider(1, facts={"m": Facts(context=131_072)}), listed={"n": Facts(context=131_072)})
+
+    assert facts_sources(known, "m", 16_000)[0].context == 131_072
+    assert facts_sources(known, "n", 16_000)[0].context == 16_000
 
 
 def test_the_admin_wins_over_the_listing_which_wins_over_the_presets():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.core import rules
-from gateway.core.attempt import Observed
+from gateway.core.attempt import Candidate, Observed
 from gateway.core.capabilities import Needs
 from gateway.core.chain import build_chain
 from gateway.core.classify import classify
@@ -213,14 +213,15 @@ def test_needs_pass_over_models_that_lack_them(needs, served, passed):
     assert passes(chain) == passed
 
 
-def test_a_learned_window_passes_a_model_over():
+def test_a_learned_window_passes_a_model_over_unless_the_admin_set_its_window():
     state = RouterState()
-    state.windows.learn(3, "big", 20_000)
+    state.windows.learn(2, "blind", 20_000)
+    state.windows.learn(3, "big", 20_000)  # the admin said 131,072: that stands
 
     chain = build_chain(KNOWN, None, state, T0, needs=Needs(21_000))
 
-    assert pairs(chain) == [(2, "blind")]
-    assert "p3/big: skipped: context 20000 < ~21000" in passes(chain)
+    assert pairs(chain) == [(3, "big")]
+    assert "p2/blind: skipped: context 20000 < ~21000" in passes(chain)
 
 
 def test_a_key_at_its_cap_leaves_its_siblings_and_a_pair_whose_keys_all_are_is_passed_over():
@@ -276,3 +277,15 @@ def test_a_sticky_target_that_cannot_serve_is_passed_over(why):
     chain = build_chain([provider(1, models=("m", "n")), sticky], model, state, T0, needs=needs, sticky=target)
 
     assert not chain.steps or chain.steps[0].candidate.key is None
+
+
+def test_a_capped_pair_is_ready_when_a_cooling_sibling_key_is_if_that_is_sooner():
+    capped = provider(1, models=("m",), priority=1, keys=2, facts={"m": Facts(rpd=1)})
+    state = RouterState()
+    state.free_tier.count(101, "m", 10, T0)
+    key_refused = classify(Observed(status=401), T0)  # cools that key alone
+    state.ledger.record_failure(Candidate(capped, "m", capped.keys[1]), key_refused, T0, CEILING)
+
+    [passed] = build_chain([capped], None, state, T0, needs=Needs(10)).passed
+
+    assert passed.until_ms == state.ledger.key_cooling_until(102, T0) < T0 + rules.HOUR_MS

@@ -878,14 +878,24 @@ def test_a_429_that_states_a_limit_lowers_its_keys_cap():
 def test_a_context_failure_bounds_the_window_and_the_next_request_passes_the_model_over():
     state = RouterState()
     two = [provider(1, models=("a",), priority=1), provider(2, models=("b",), priority=2)]
-    first = routed(two, {1: [CONTEXT], 2: [ok()]}, state, needs=Needs(21_000))
+    first = routed(two, {1: [CONTEXT], 2: [ok()]}, state, needs=Needs(21_000, ceiling=21_000))
     assert first.upstream.tried() == [(1, "a"), (2, "b")]
 
-    second = routed(two, {1: [CONTEXT], 2: [ok()]}, state, needs=Needs(21_000))
+    second = routed(two, {1: [CONTEXT], 2: [ok()]}, state, needs=Needs(21_000, ceiling=21_000))
     assert second.upstream.tried() == [(2, "b")]
     assert isinstance(second.result, Served)
     assert [p.label for p in second.result.passed] == ["p1/a: skipped: context 20999 < ~21000"]
     assert routed(two, {1: [ok()]}, state, needs=Needs(15_000)).upstream.tried() == [(1, "a")]
+
+
+def test_a_refusal_for_a_large_max_tokens_bounds_the_window_at_the_whole_request():
+    state = RouterState()
+    two = [provider(1, models=("a",), priority=1), provider(2, models=("b",), priority=2)]
+    # ~1,000 tokens of prompt, refused for its max_tokens of 200,000 (no window stated).
+    routed(two, {1: [CONTEXT], 2: [ok()]}, state, needs=Needs(3_000, ceiling=201_000))
+
+    assert state.windows.bound(1, "a") == 200_999
+    assert routed(two, {1: [ok()]}, state, needs=Needs(4_000, ceiling=4_000)).upstream.tried() == [(1, "a")]
 
 
 def test_a_stated_window_is_what_is_learned():

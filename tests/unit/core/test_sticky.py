@@ -72,3 +72,7 @@ def test_the_map_is_bounded_and_the_idlest_goes():
 
     assert conversations.target("c0", T0 + rules.STICKY_KEPT) is None
     assert conversations.target("c1", T0 + rules.STICKY_KEPT) is not None
+
+
+def test_a_name_is_the_same_size_whatever_the_session_id():
+    assert len(conversation_name("x" * 100_000, 0, [FIRST])) == len(conversation_name("s1", 0, [FIRST]))

@@ -90,10 +90,19 @@ def test_a_key_is_named_when_the_provider_has_several():
     assert trail_header(trail) == "groq%3Beu#7/m: auth; b/m: auth"
 
 
-def test_pairs_passed_over_lead_the_trail_and_are_not_attempts():
+def test_pairs_passed_over_follow_the_attempts_and_are_not_attempts():
     passed = (Pass("groq", "llama;8b", "context", "context 8192 < ~21000"), Pass("g2", "m", "cap", "at cap 30/min", 1))
     failed = (entry("p", "m"),)
 
     assert trail_header((), passed) == "groq/llama%3B8b: skipped: context 8192 < ~21000; g2/m: skipped: at cap 30/min"
-    assert trail_header(failed, passed[:1]) == "groq/llama%3B8b: skipped: context 8192 < ~21000; p/m: rate_limited"
+    assert trail_header(failed, passed[:1]) == "p/m: rate_limited; groq/llama%3B8b: skipped: context 8192 < ~21000"
     assert attempts_header(failed) == "1"
+
+
+def test_passes_are_dropped_before_attempts_when_the_trail_is_full():
+    passed = tuple(Pass(f"p{n}", "m", "context", "context 4096 < ~21000") for n in range(12))
+
+    text = trail_header((entry("big", "m", FailureKind.UPSTREAM_ERROR),), passed)
+
+    assert text.startswith("big/m: upstream_error; p0/m: skipped")
+    assert text.endswith("; +3 more")
