@@ -46,6 +46,7 @@ __all__ = [
     "facts_json",
     "facts_problem",
     "facts_sources",
+    "learned_window",
     "needs_of",
     "static_facts",
     "unfit",
@@ -190,10 +191,22 @@ def facts_sources(provider: Provider, model: str, learned: int | None) -> tuple[
                 values[name], sources[name] = value, source
                 break
     context = values.get("context")
-    bounded = sources.get("context") != "admin"
-    if learned is not None and bounded and (not isinstance(context, int) or learned < context):
-        values["context"], sources["context"] = learned, "learned"
+    window = _window(context, learned)  # type: ignore[arg-type]  # the context field is an int
+    if window != context:
+        values["context"], sources["context"] = window, "learned"
     return Facts(**values), sources  # type: ignore[arg-type]  # each value is its field's type
+
+
+def learned_window(provider: Provider, model: str, windows: Windows) -> int | None:
+    """The window ``windows`` learned for the model, unless the admin set its window (which
+    stands: rules in the module doc)."""
+    declared = provider.declared.get(model)
+    return None if declared is not None and declared.context is not None else windows.bound(provider.id, model)
+
+
+def _window(stated: int | None, learned: int | None) -> int | None:
+    """The window routing uses: the smaller of the stated one and the learned bound."""
+    return stated if learned is None or (stated is not None and stated < learned) else learned
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +222,7 @@ class Lack:
 def unfit(facts: Facts, needs: Needs, learned: int | None = None) -> Lack | None:
     """What ``needs`` asks that a model with ``facts`` (and a ``learned`` window bound) cannot
     give; None when it may serve."""
-    window = facts.context if learned is None or (facts.context is not None and facts.context < learned) else learned
+    window = _window(facts.context, learned)
     if window is not None and needs.tokens > window:
         return Lack("context", f"context {window} < ~{needs.tokens}", window)
     # Larger than a free tier's minute: no key of it can ever send it.

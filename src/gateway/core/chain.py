@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from gateway.core import rules
 from gateway.core.attempt import Candidate
-from gateway.core.capabilities import NO_NEEDS, Needs, unfit
+from gateway.core.capabilities import NO_NEEDS, Needs, learned_window, unfit
 from gateway.core.ledger import Cooldown
 from gateway.core.memory import Memory
 from gateway.core.providers import Provider, ProviderKey
@@ -127,9 +127,7 @@ class _Builder:
         """The pass of a pair that cannot serve the request, or None."""
         if self.needs is NO_NEEDS:
             return None
-        declared = provider.declared.get(model)
-        # A window the admin set is never bounded by a learned one (``core/capabilities.py``).
-        learned = None if declared and declared.context else self.state.windows.bound(provider.id, model)
+        learned = learned_window(provider, model, self.state.windows)
         lack = unfit(provider.facts_of(model), self.needs, learned)
         return None if lack is None else Pass(provider.name, model, lack.need, lack.reason, window=lack.window)
 

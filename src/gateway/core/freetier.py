@@ -54,6 +54,11 @@ def _lower(configured: int | None, learned: int | None) -> int | None:
     return learned if configured is None else min(configured, learned)
 
 
+def _lowered(caps: Facts, by: Facts) -> Facts:
+    """``caps``'s caps, each lowered by ``by``'s."""
+    return Facts(rpm=_lower(caps.rpm, by.rpm), rpd=_lower(caps.rpd, by.rpd), tpm=_lower(caps.tpm, by.tpm))
+
+
 class FreeTier:
     """The free-tier counts and learned caps of one isolate, by (key id, model)."""
 
@@ -66,20 +71,12 @@ class FreeTier:
     def caps(self, key_id: int, model: str, facts: Facts) -> Facts:
         """The key's caps for the model: ``facts``'s, lowered by what it learned."""
         learned = self._learned.get((key_id, model)) if self._learned else None
-        if learned is None:
-            return facts
-        return Facts(
-            rpm=_lower(facts.rpm, learned.rpm), rpd=_lower(facts.rpd, learned.rpd), tpm=_lower(facts.tpm, learned.tpm)
-        )
+        return facts if learned is None else _lowered(facts, learned)
 
     def learn(self, key_id: int, model: str, stated: Facts) -> None:
         """A 429 of this key and model stated ``stated``'s limits: they lower its caps."""
-        if stated.rpm is None and stated.rpd is None and stated.tpm is None:
-            return
-        known = self._learned.get((key_id, model), NO_FACTS)
-        self._learned[(key_id, model)] = Facts(
-            rpm=_lower(known.rpm, stated.rpm), rpd=_lower(known.rpd, stated.rpd), tpm=_lower(known.tpm, stated.tpm)
-        )
+        if stated.capped:
+            self._learned[(key_id, model)] = _lowered(self._learned.get((key_id, model), NO_FACTS), stated)
 
     def count(self, key_id: int, model: str, tokens: int, now_ms: int) -> None:
         """One request of ``tokens`` was sent with this key to this model at ``now_ms``."""
@@ -103,7 +100,7 @@ class FreeTier:
         """Why the key may not send the model a request of ``tokens`` now (``at cap 30/min``),
         or None when it may."""
         caps = self.caps(key_id, model, facts)
-        if caps.rpm is None and caps.rpd is None and caps.tpm is None:
+        if not caps.capped:
             return None
         count = self.usage(key_id, model, now_ms)
         if caps.rpd is not None and count.day_requests >= caps.rpd:

@@ -23,7 +23,8 @@ Rules (the numbers are in ``rules``, the settings in ``Settings``):
   a sent attempt counts against its key's caps (SPEC §19, ``core/freetier.py``).
 - What failures teach (SPEC §19): a 429 that states a limit lowers its key's cap for the model
   (``core/stated.py``); a context-too-long failure bounds the model's window, at the window it
-  states or else under the request's estimated tokens (``capabilities.Windows``).
+  states or else under the request's tokens at its whole ``max_tokens`` (``Needs.ceiling``,
+  ``capabilities.Windows``).
 - Same-model retry, only for the model the caller named (not ``auto``, not a degraded step, not
   a probe), at most once per step, with the key of the last try (once no other key is left):
   after a 5xx or a network error (a reset connection) at once;

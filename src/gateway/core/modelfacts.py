@@ -38,6 +38,11 @@ class Facts:
     rpd: int | None = None  # free-tier requests per day
     tpm: int | None = None  # free-tier tokens per minute
 
+    @property
+    def capped(self) -> bool:
+        """Some free-tier cap is known."""
+        return self.rpm is not None or self.rpd is not None or self.tpm is not None
+
     def over(self, other: Facts) -> Facts:
         """Each field: self's when not None, else other's."""
         return Facts(

@@ -22,7 +22,7 @@ from typing import Any
 from gateway import isolate
 from gateway.answers import json_response
 from gateway.call import Call
-from gateway.core.capabilities import LISTED_FIELDS, facts_json, facts_sources
+from gateway.core.capabilities import LISTED_FIELDS, facts_json, facts_sources, learned_window
 from gateway.core.config import Config
 from gateway.core.credentials import MIN_TOKEN_LENGTH, token_problem
 from gateway.core.hop import own_address_refusal
@@ -68,7 +68,7 @@ def _key_json(provider: Provider, key: ProviderKey, plain: str | None, now_ms: i
     usage = []
     for model in provider.models:
         caps = router.free_tier.caps(key.id, model, provider.facts_of(model))
-        if caps.rpm is None and caps.rpd is None and caps.tpm is None:
+        if not caps.capped:
             continue
         count = router.free_tier.usage(key.id, model, now_ms)
         usage.append(
@@ -97,8 +97,7 @@ def _capabilities_json(provider: Provider) -> dict[str, Any]:
     windows = isolate.current().router.windows
     shown: dict[str, Any] = {}
     for model in provider.models:
-        learned = windows.bound(provider.id, model)
-        facts, sources = facts_sources(provider, model, learned)
+        facts, sources = facts_sources(provider, model, learned_window(provider, model, windows))
         shown[model] = {**facts_json(facts), "sources": sources}
     return shown
 

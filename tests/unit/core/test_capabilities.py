@@ -12,6 +12,7 @@ from gateway.core.capabilities import (
     Windows,
     entry_facts,
     facts_sources,
+    learned_window,
     needs_of,
     static_facts,
     unfit,
@@ -101,9 +102,13 @@ def test_unfit(facts, needs, learned, lacking):
 
 def test_a_learned_window_never_bounds_the_admins():
     known = replace(provider(1, facts={"m": Facts(context=131_072)}), listed={"n": Facts(context=131_072)})
+    windows = Windows()
+    windows.learn(1, "m", 16_000)
+    windows.learn(1, "n", 16_000)
 
-    assert facts_sources(known, "m", 16_000)[0].context == 131_072
-    assert facts_sources(known, "n", 16_000)[0].context == 16_000
+    assert learned_window(known, "m", windows) is None
+    assert facts_sources(known, "m", learned_window(known, "m", windows))[0].context == 131_072
+    assert facts_sources(known, "n", learned_window(known, "n", windows))[0].context == 16_000
 
 
 def test_the_admin_wins_over_the_listing_which_wins_over_the_presets():

@@ -67,9 +67,10 @@ def _model_entries(text: str) -> _Entries:
     entries = json_or(text, ())
     if not isinstance(entries, list):
         return _Entries()
-    found = _Entries()
     models: list[str] = []
     kinds: list[tuple[str, Kind]] = []
+    declared: dict[str, Facts] = {}
+    listed: dict[str, Facts] = {}
     for entry in entries:
         model = entry.get("id") if isinstance(entry, dict) else entry
         if not isinstance(model, str) or not model:
@@ -79,12 +80,12 @@ def _model_entries(text: str) -> _Entries:
             continue
         if entry.get("kind") in KIND_NAMES:
             kinds.append((model, Kind(entry["kind"])))
-        declared, listed = entry_facts(entry)
-        if declared != NO_FACTS:
-            found.declared[model] = declared
-        if listed != NO_FACTS:
-            found.listed[model] = listed
-    return _Entries(tuple(models), tuple(kinds), found.declared, found.listed)
+        admins, listing = entry_facts(entry)
+        if admins != NO_FACTS:
+            declared[model] = admins
+        if listing != NO_FACTS:
+            listed[model] = listing
+    return _Entries(tuple(models), tuple(kinds), declared, listed)
 
 
 def _keys_by_provider(rows: Any) -> dict[int, list[ProviderKey]]:
