@@ -359,3 +359,21 @@ def test_the_subrequest_limit_defaults_to_the_free_plans():
     assert settings.subrequest_limit == rules.DEFAULT_SUBREQUEST_LIMIT == 50
     assert values["subrequest_limit"].source == "default"
     assert resolve_settings({}, {"SUBREQUEST_LIMIT": "1000"})[0].subrequest_limit == 1000
+
+
+@pytest.mark.parametrize(
+    ("given", "accepted"),
+    [("fastest", "fastest"), (" Reliable ", "reliable"), ("smartest", None), ("", None), (1, None), (None, None)],
+)
+def test_routing_strategy_is_one_of_its_names(given, accepted):
+    strategy = SETTINGS_BY_NAME["ROUTING_STRATEGY"]
+
+    assert strategy.accept(given) == accepted
+    if accepted is None:
+        assert strategy.refusal(given) == "one of priority, fastest, reliable, balanced is expected"
+
+
+def test_an_unknown_strategy_in_d1_or_env_falls_back_to_the_next_source():
+    settings, values = resolve_settings({"routing_strategy": "smartest"}, {"ROUTING_STRATEGY": "balanced"})
+
+    assert settings.routing_strategy == "balanced" and values["routing_strategy"].source == "env"
