@@ -801,7 +801,7 @@ def floor(upstream: FakeUpstream) -> dict:
             with IsolateCpu(workerd, Path(scratch)) as cpu:
                 client.get(base, params={"case": "timers", "n": FLOOR_TIMERS}).raise_for_status()
             figures["timers"] = {"wakes": FLOOR_TIMERS, **cpu.figures()}
-            for case in ("native", "chunk", "batch"):
+            for case in ("native", "chunk", "batch", "paced"):
                 url = base + f"?case={case}&up={upstream.base_url}/chat/completions"
                 upstream.queue(_paced_answer(50))  # warm
                 _drain(client, url, {}, {})
@@ -830,6 +830,7 @@ _FLOOR_ROWS = [
     ("bare JS Worker: 1,000 events piped natively", "native"),
     ("bare JS Worker: 1,000 events, a wake per read", "chunk"),
     ("bare JS Worker: 1,000 events in ~100 ms batches", "batch"),
+    ("bare JS Worker: 1,000 events, SPEC §18's paced schedule", "paced"),
 ]
 
 

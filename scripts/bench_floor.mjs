@@ -6,6 +6,9 @@
 //   GET /?case=native&up=URL    the upstream's body piped to the caller (no JavaScript per chunk)
 //   GET /?case=chunk&up=URL     each upstream read woken for and enqueued to the caller
 //   GET /?case=batch&up=URL     reads of about BATCH_MS of the stream (BYOB readAtLeast, paced)
+//   GET /?case=paced&up=URL     SPEC §18's schedule: no event held past 200 ms in the first 2 s,
+//                               1 s after; the reads sized to end just before each deadline, a
+//                               timer at the deadline, a tee's spare branch read if it fires
 //   node scripts/bench_floor.mjs PORT    prints "ready" once it listens
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 
@@ -42,6 +45,91 @@ async function relay(body, controller, batched) {
   controller.close();
 }
 
+// SPEC §18's "paced": the longest an event may wait, by the time since the first content event.
+const holdMs = (sinceStart) => (sinceStart < 2000 ? 200 : 1000);
+
+// The least a relay that keeps the schedule does: one BYOB readAtLeast per batch, its minimum the
+// bytes the stream's pace brings by just before the deadline; a timer at the deadline; when it
+// fires first (the stream slowed), what came so far is taken from a tee's spare branch (the
+// pending read cannot give up its part), counted by position so that nothing goes twice.
+function paced(body, controller) {
+  let finish;
+  const finished = new Promise((resolve) => {
+    finish = resolve;
+  });
+  const [main, spare] = body.tee();
+  const inbox = new IdentityTransformStream();
+  main.pipeTo(inbox.writable).catch(() => {});
+  const reader = inbox.readable.getReader({ mode: "byob" });
+  const spareReader = spare.getReader({ mode: "byob" });
+  const started = Date.now();
+  let buffer = new Uint8Array(READ_BYTES);
+  let consumed = 0; // bytes sent on
+  let mainPos = 0; // bytes the main reads delivered
+  let sparePos = 0; // bytes the spare reads delivered
+  let lastFlush = started;
+  let pace = 0; // bytes per ms
+  let timer;
+  let spareBusy = false;
+  let over = false;
+  const take = (view, at) => {
+    const end = at + view.byteLength;
+    if (end > consumed) controller.enqueue(view.slice(Math.max(0, consumed - at)));
+    consumed = Math.max(consumed, end);
+  };
+  const arm = () => {
+    clearTimeout(timer);
+    if (!over) timer = setTimeout(onDeadline, Math.max(0, lastFlush + holdMs(lastFlush - started) - Date.now()));
+  };
+  const onDeadline = () => {
+    if (spareBusy || over) return;
+    spareBusy = true;
+    spareReader.read(new Uint8Array(consumed - sparePos + READ_BYTES)).then(({ value, done }) => {
+      spareBusy = false;
+      if (value?.byteLength) {
+        const at = sparePos;
+        sparePos += value.byteLength;
+        if (sparePos > consumed) {
+          take(value, at);
+          lastFlush = Date.now();
+        }
+      }
+      if (!done) arm();
+    }, () => {});
+  };
+  const read = (minimum) => {
+    reader.readAtLeast(minimum, buffer).then(({ value, done }) => {
+      const now = Date.now();
+      if (value?.byteLength) {
+        const size = value.byteLength;
+        take(value, mainPos);
+        mainPos += size;
+        buffer = new Uint8Array(value.buffer);
+        const rate = size / Math.max(now - lastFlush, 1);
+        pace = pace ? (rate + pace) / 2 : rate;
+        lastFlush = now;
+      }
+      if (done) {
+        over = true;
+        clearTimeout(timer);
+        spareReader.cancel().catch(() => {});
+        controller.close();
+        finish();
+        return;
+      }
+      arm();
+      const window = holdMs(now - started) * 0.9;
+      read(Math.max(1, Math.min(READ_BYTES / 4, Math.floor(pace * window))));
+    }, () => {
+      controller.error(new Error("upstream failed"));
+      finish();
+    });
+  };
+  arm();
+  read(1);
+  return finished;
+}
+
 export default {
   async fetch(request, _env, ctx) {
     const url = new URL(request.url);
@@ -55,7 +143,7 @@ export default {
     if (which === "native") return new Response(upstream.body, { headers: { "content-type": "text/event-stream" } });
     let controller;
     const readable = new ReadableStream({ start: (c) => { controller = c; } });
-    ctx.waitUntil(relay(upstream.body, controller, which === "batch"));
+    ctx.waitUntil(which === "paced" ? paced(upstream.body, controller) : relay(upstream.body, controller, which === "batch"));
     return new Response(readable, { headers: { "content-type": "text/event-stream" } });
   },
 };
