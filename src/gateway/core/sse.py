@@ -34,6 +34,7 @@ __all__ = [
     "normalized",
     "split_events",
     "stream_error_event",
+    "whole_events",
 ]
 
 # How much of a stream's end is kept to judge how it ended: the final chunk and the [DONE] line.
@@ -110,6 +111,17 @@ def split_events(buffer: bytes) -> tuple[list[bytes], bytes]:
     parts = buffer.split(BLANK)
     rest = parts.pop()
     return parts, rest
+
+
+def whole_events(data: bytes) -> tuple[bytes, bytes]:
+    """A stream's bytes as its whole events, ``normalized``, blank lines kept, and what follows
+    them: an unfinished event (with a held ``\r``), to prepend to the bytes that come next."""
+    buffer, hold = normalized(data)
+    end = buffer.rfind(BLANK)
+    if end < 0:
+        return b"", buffer + hold
+    end += len(BLANK)
+    return buffer[:end], buffer[end:] + hold
 
 
 def first_event_size(head: bytes) -> int:

@@ -21,6 +21,7 @@ Rules (what the anthropic SDK's ``MessageStream`` accumulator and Claude Code ac
   ``usage`` with the upstream's ``input_tokens`` and ``output_tokens``) and ``message_stop``.
   ``fail()`` and an upstream error event: ``event: error`` (``api_error``), never ``message_stop``.
 - Output is the same for any split of the upstream bytes: one event per decoder event, no merging.
+- The relay splices the open block's deltas (``plan``, ``contract.Plan``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from gateway.surfaces.chat import (
     UpstreamError,
     Usage,
 )
-from gateway.surfaces.contract import DecodedStream
+from gateway.surfaces.contract import DecodedStream, Plan, Spliced, utf8
 
 __all__ = ["STOP_REASONS", "AnthropicStream", "message_id", "stop_reason", "usage"]
 
@@ -96,17 +97,19 @@ _TOOL_START = (
     'event: content_block_start\ndata: {"type":"content_block_start","index":%d,'
     '"content_block":{"type":"tool_use","id":%s,"name":%s,"input":{}}}\n\n'
 )
+# A delta event: the text before its string (the block's index to fill in) and after it; the
+# relay splices with the same pieces (``plan``).
+_DELTA_END = "}}\n\n"
 _TEXT_DELTA = (
-    'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,'
-    '"delta":{"type":"text_delta","text":%s}}\n\n'
+    'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":'
 )
 _THINKING_DELTA = (
     'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,'
-    '"delta":{"type":"thinking_delta","thinking":%s}}\n\n'
+    '"delta":{"type":"thinking_delta","thinking":'
 )
 _JSON_DELTA = (
     'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,'
-    '"delta":{"type":"input_json_delta","partial_json":%s}}\n\n'
+    '"delta":{"type":"input_json_delta","partial_json":'
 )
 _STOP = 'event: content_block_stop\ndata: {"type":"content_block_stop","index":%d}\n\n'
 _END = (
@@ -122,11 +125,13 @@ _NONE, _TEXT, _THINKING, _TOOL = 0, 1, 2, 3
 
 
 def _whole(fragments: list[str]) -> bool:
-    """The arguments so far are one whole JSON object (checked only when a later call waits)."""
-    if not fragments or not fragments[-1].rstrip().endswith("}"):
+    """The arguments so far are one whole JSON object (checked only when a later call waits);
+    however the upstream split them."""
+    arguments = "".join(fragments)
+    if not arguments.rstrip().endswith("}"):
         return False
     try:
-        json.loads("".join(fragments))
+        json.loads(arguments)
     except ValueError:
         return False
     return True
@@ -164,7 +169,7 @@ class AnthropicStream(DecodedStream):
             return b""
         out: list[str] = []
         self._translate(events, out)
-        return "".join(out).encode()
+        return utf8("".join(out))
 
     def end(self) -> bytes:
         if self._done:
@@ -172,7 +177,7 @@ class AnthropicStream(DecodedStream):
         out: list[str] = []
         self._translate(self._decoder.close(), out)
         if self._done:  # the last event was an upstream error
-            return "".join(out).encode()
+            return utf8("".join(out))
         if not self._started:
             self._start(out)
         self._flush(out)
@@ -181,7 +186,28 @@ class AnthropicStream(DecodedStream):
         reason = stop_reason(self._reason, self._tools)
         counted = usage(self._input_tokens, self._output_tokens, self._cached_tokens)
         out.append(_END % (reason, counted["input_tokens"], self._cached_tokens, self._output_tokens))
-        return "".join(out).encode()
+        return utf8("".join(out))
+
+    def plan(self) -> Plan | None:
+        """The open block's deltas: text in a text block, reasoning in a thinking block, the open
+        call's arguments while no other call waits (a fragment may then open the next)."""
+        if self._done or not self._started or not self._spliceable():
+            return None
+        if self._kind == _TEXT:
+            return Plan("each", text=self._pieces(_TEXT_DELTA))
+        if self._kind == _THINKING:
+            return Plan("each", reasoning=self._pieces(_THINKING_DELTA))
+        key = self._key(self._call) if self._kind == _TOOL and not self._queue else None
+        if key is None:
+            return Plan("each")
+        return Plan("each", args=((key, *self._pieces(_JSON_DELTA)),))
+
+    def _pieces(self, template: str) -> tuple[str, str]:
+        return template % self._index, _DELTA_END
+
+    def _absorb(self, spliced: Spliced) -> None:
+        for _position, joined in self._positions(spliced):
+            self._args.append(joined)  # only the open call's are spliced
 
     def keep_alive(self) -> bytes:
         """Anthropic's own keep-alive, which its SDKs and Claude Code skip."""
@@ -191,7 +217,7 @@ class AnthropicStream(DecodedStream):
         if self._done:
             return b""
         self._done = True
-        return (_ERROR % encode_basestring(message)).encode()
+        return utf8(_ERROR % encode_basestring(message))
 
     # -- one read's events -------------------------------------------------------------------
 
@@ -202,13 +228,13 @@ class AnthropicStream(DecodedStream):
             if isinstance(event, Text):
                 if self._kind != _TEXT:
                     self._open(_TEXT_START, _TEXT, out)
-                out.append(_TEXT_DELTA % (self._index, encode_basestring(event.text)))
+                out.append(_TEXT_DELTA % self._index + encode_basestring(event.text) + _DELTA_END)
             elif isinstance(event, ToolArgs):
                 self._fragment(event, out)
             elif isinstance(event, Reasoning):
                 if self._kind != _THINKING:
                     self._open(_THINKING_START, _THINKING, out)
-                out.append(_THINKING_DELTA % (self._index, encode_basestring(event.text)))
+                out.append(_THINKING_DELTA % self._index + encode_basestring(event.text) + _DELTA_END)
             elif isinstance(event, ToolStart):
                 self._tool_start(event, out)
             elif isinstance(event, Usage):
@@ -254,7 +280,7 @@ class AnthropicStream(DecodedStream):
     def _fragment(self, event: ToolArgs, out: list[str]) -> None:
         if event.index == self._call and self._kind == _TOOL:
             self._args.append(event.fragment)
-            out.append(_JSON_DELTA % (self._index, encode_basestring(event.fragment)))
+            out.append(_JSON_DELTA % self._index + encode_basestring(event.fragment) + _DELTA_END)
             if self._queue:
                 self._advance(out)
         elif event.index in self._queue:
@@ -269,7 +295,7 @@ class AnthropicStream(DecodedStream):
         self._args = fragments
         out.append(_TOOL_START % (self._index, encode_basestring(call_id), encode_basestring(name)))
         for fragment in fragments:
-            out.append(_JSON_DELTA % (self._index, encode_basestring(fragment)))
+            out.append(_JSON_DELTA % self._index + encode_basestring(fragment) + _DELTA_END)
 
     def _open_next(self, out: list[str]) -> None:
         position = min(self._queue)

@@ -221,6 +221,17 @@ class ChatStreamDecoder:
                     self._data(line[6:] if line[5:6] == b" " else line[5:], events)
         return events
 
+    def key_of(self, position: int) -> int | None:
+        """The upstream ``index`` of the call at ``position``, when it is an int (not a bool)."""
+        for key, at in self._positions.items():
+            if at == position:
+                return key if type(key) is int else None
+        return None
+
+    def position_of(self, key: int) -> int:
+        """The position of the call the upstream numbers ``key`` (one it has started)."""
+        return self._positions[key]
+
     def close(self) -> list[Event]:
         """Events of a last event that lacked its blank line, when the stream has closed."""
         tail, self._tail = self._tail, b""

@@ -28,7 +28,7 @@ from gateway.surfaces.chat import (
     UpstreamError,
     Usage,
 )
-from gateway.surfaces.contract import compact
+from gateway.surfaces.contract import compact, utf8
 
 __all__ = ["Continuation"]
 
@@ -87,11 +87,11 @@ class Continuation:
         done = self._decoder.done
         for event in self._decoder.feed(data):
             if not self._event(event, out):
-                return "".join(out).encode()  # what was joined before the failure
+                return utf8("".join(out))  # what was joined before the failure
         if self._decoder.done and not done and self._close_seam(out):
             self._say_usage(out)
             out.append("data: [DONE]\n\n")
-        return "".join(out).encode()
+        return utf8("".join(out))
 
     def close(self) -> bytes:
         """The end of the rescue's stream: a last event without its blank line, and the summed
@@ -100,7 +100,7 @@ class Continuation:
         if self.complete and not self._usage_said:
             said: list[str] = []
             self._say_usage(said)
-            out += "".join(said).encode()
+            out += utf8("".join(said))
         return out
 
     def _say_usage(self, out: list[str]) -> None:

@@ -13,19 +13,87 @@ stream in, bytes of the surface's own stream out, no I/O and no clock. The relay
    error event and never its normal end. After ``fail`` or ``end`` everything returns ``b""``.
 
 ``usage`` is the upstream's own count once its stream reported it, for the usage buckets.
+
+The relay splices (SPEC §18, ``shell/paced.mjs``): most events of a long answer are the next piece
+of text, reasoning or a call's arguments, and what a translator makes of one depends only on its
+state, which such an event does not change. So between the events that change the structure
+(the prologue, a new block or call, the finish, usage, errors), the relay's JavaScript loop makes
+their bytes itself, from the templates of ``plan()``, and calls ``feed`` only for a batch holding
+any other event. Before the next ``feed`` (and at the end) it hands back what it spliced,
+``absorb(spliced)``, so the translator's state is as if it had fed every batch itself. A
+translator whose ``plan()`` is None is fed every batch. The same events in give the same bytes
+out either way (tests/unit/surfaces/test_splice.py holds the two side by side).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from typing import Any, Protocol
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol
 
 from gateway.core import rules
 from gateway.core.counting import Tokens
 from gateway.surfaces.chat import ChatStreamDecoder
 
-__all__ = ["DecodedStream", "StreamTranslator", "compact", "estimate_tokens", "sse"]
+__all__ = ["DecodedStream", "Plan", "Spliced", "StreamTranslator", "compact", "estimate_tokens", "sse", "utf8"]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What the relay may splice in a translator's present state, and how (see the module doc).
+
+    Each template is the text before and after a delta's JSON string. ``mode``:
+
+    - ``each``: every delta is its own output, ``pre + string + post``; with ``counter`` (a
+      number and a text), the number follows ``post``, counting up per output, then the text (a
+      Responses event).
+    - ``runs``: a batch's deltas are one ``chunk`` (opened by ``chunk[0]``, or ``chunk[1]`` after
+      the relay's first, closed by ``chunk[2]``) holding one part per run of deltas of one kind,
+      joined: ``pre + string + post``, parts separated by ``,`` (a Gemini chunk).
+    - ``fields``: a batch's text and reasoning are each joined into one ``line``:
+      ``line[0] + text (or "") + (line[1] + reasoning when any) + line[2]`` (an Ollama line).
+    - ``verbatim``: the events go out as they came (the chat stream in whole events).
+
+    ``args``: per call the relay may splice, (its upstream ``index``, pre, post); pre and post None
+    when a fragment makes no output and is only handed back. ``escape``: ``gemini`` also escapes
+    U+2028, U+2029 and U+0085 in strings (``gemini_stream._dumps``). A delta of a kind the plan
+    has no template for is not spliced: its batch is fed."""
+
+    mode: Literal["each", "runs", "fields", "verbatim"]
+    text: tuple[str, str] | None = None
+    reasoning: tuple[str, str] | None = None
+    args: tuple[tuple[int, str | None, str | None], ...] = ()
+    counter: tuple[int, str] | None = None
+    chunk: tuple[str, str, str] | None = None
+    line: tuple[str, str, str] | None = None
+    escape: Literal["json", "gemini"] = "json"
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Spliced:
+    """What the relay spliced since it last fed the translator: each kind's deltas joined, with
+    their count; the calls' argument fragments joined, by the call's upstream ``index``; the
+    outputs it made (``units``: events, chunks or lines, by the plan's mode)."""
+
+    text: str = ""
+    texts: int = 0
+    reasoning: str = ""
+    reasonings: int = 0
+    args: dict[int, str] = field(default_factory=dict)
+    units: int = 0
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Spliced:
+        """From the relay's record: ``{"text": [joined, count], "reasoning": [joined, count],
+        "args": [[index, joined], ...], "units": n}``, every member optional."""
+        text, texts = data.get("text") or ("", 0)
+        reasoning, reasonings = data.get("reasoning") or ("", 0)
+        args = {int(index): joined for index, joined in data.get("args") or ()}
+        return cls(text, texts, reasoning, reasonings, args, int(data.get("units") or 0))
 
 
 class StreamTranslator(Protocol):
@@ -47,6 +115,10 @@ class StreamTranslator(Protocol):
     def fail(self, message: str, code: str = "stream_interrupted") -> bytes: ...
 
     def keep_alive(self) -> bytes: ...
+
+    def plan(self) -> Plan | None: ...
+
+    def absorb(self, spliced: Spliced, raw: bytes) -> None: ...
 
 
 class DecodedStream:
@@ -72,11 +144,38 @@ class DecodedStream:
         JSON array), where a comment would break the parse."""
         return b": keep-alive\n\n" if self.media_type == "text/event-stream" else b""
 
+    def absorb(self, spliced: Spliced, raw: bytes) -> None:
+        """Take what the relay spliced (see the module doc); ``raw``: its events as they came,
+        which only ``WholeEvents`` keeps."""
+        self._absorb(spliced)
+
+    def _absorb(self, spliced: Spliced) -> None:
+        raise NotImplementedError
+
+    def _spliceable(self) -> bool:
+        """The decoder reads a text chunk as the relay does: the stream's id is known."""
+        return bool(self._decoder.id)
+
+    def _key(self, position: int) -> int | None:
+        """The upstream ``index`` of call ``position``, when the relay can match it (an int)."""
+        return self._decoder.key_of(position)
+
+    def _positions(self, spliced: Spliced) -> list[tuple[int, str]]:
+        """The spliced argument fragments by call position."""
+        return [(self._decoder.position_of(key), joined) for key, joined in spliced.args.items()]
+
     @property
     def usage(self) -> Tokens | None:
         """The upstream's usage, once its stream reported it (SPEC §17)."""
         usage = self._decoder.usage
         return None if usage is None else Tokens.stated(usage.input_tokens, usage.output_tokens, usage.cached_tokens)
+
+
+def utf8(text: str) -> bytes:
+    """A translation's bytes. JSON allows a lone surrogate (``"\\ud800"``), which UTF-8 cannot
+    encode; here it can only stand inside a JSON string, so it is written back as that escape
+    (as the relay's JavaScript writes it) instead of failing the stream."""
+    return text.encode("utf-8", "backslashreplace")
 
 
 def compact(value: Any) -> str:

@@ -41,7 +41,7 @@ from gateway.surfaces.chat import (
     UpstreamError,
     Usage,
 )
-from gateway.surfaces.contract import DecodedStream
+from gateway.surfaces.contract import DecodedStream, Plan, Spliced, utf8
 
 __all__ = ["FINISH_REASONS", "GeminiStream", "from_chat", "function_call_part"]
 
@@ -60,6 +60,11 @@ _MALFORMED = "MALFORMED_FUNCTION_CALL"
 _SSE_OPEN = 'data: {"candidates":[{"content":{"role":"model","parts":['
 _SSE_CLOSE = "}\r\n\r\n"
 _ARRAY_OPEN = '{"candidates":[{"content":{"role":"model","parts":['
+# After a chunk's parts, before its tail (modelVersion, responseId).
+_PARTS_END = ']},"index":0}]'
+# A text part around its string: of the answer, and of reasoning (a thought).
+_TEXT_PART = ('{"text":', "}")
+_THOUGHT_PART = ('{"text":', ',"thought":true}')
 
 
 def _dumps(value: Any) -> str:
@@ -151,7 +156,7 @@ class GeminiStream(DecodedStream):
             return b""
         out = self._open()
         self._translate(self._decoder.feed(data), out)
-        return "".join(out).encode()
+        return utf8("".join(out))
 
     def end(self) -> bytes:
         if self._done:
@@ -159,7 +164,7 @@ class GeminiStream(DecodedStream):
         out = self._open()
         self._translate(self._decoder.close(), out)
         if self._done:  # the last bytes held an upstream error
-            return "".join(out).encode()
+            return utf8("".join(out))
         self._done = True
         parts = []
         malformed = False
@@ -180,7 +185,7 @@ class GeminiStream(DecodedStream):
         out.append(self._chunk(body))
         if not self._sse:
             out.append("]")
-        return "".join(out).encode()
+        return utf8("".join(out))
 
     def keep_alive(self) -> bytes:
         """Nothing: Google's SDK (@google/genai, in Gemini CLI) reads its stream as a run of
@@ -196,10 +201,10 @@ class GeminiStream(DecodedStream):
             # google-genai (Python) finds the end of a bare JSON error by counting braces, those in
             # strings included: the message's are escaped so they cannot end it early.
             text = text.replace("{", "\\u007b").replace("}", "\\u007d")
-            return ('{"error":{"code":500,"message":' + text + ',"status":"INTERNAL"}}\n').encode()
+            return utf8('{"error":{"code":500,"message":' + text + ',"status":"INTERNAL"}}\n')
         error = '{"error":{"code":500,"message":' + text + ',"status":"INTERNAL"}}'
         prefix = "" if self._started else "["
-        return (prefix + ("," if self._chunks else "") + error + "]").encode()
+        return utf8(prefix + ("," if self._chunks else "") + error + "]")
 
     def _open(self) -> list[str]:
         """The output list of a call, starting with the array's ``[`` on the first one."""
@@ -233,13 +238,32 @@ class GeminiStream(DecodedStream):
                 if run:
                     parts.append(_text_part(run, thought))
                 if parts:
-                    out.append(self._chunk(",".join(parts) + ']},"index":0}]' + self._chunk_tail()))
+                    out.append(self._chunk(",".join(parts) + _PARTS_END + self._chunk_tail()))
                 out.append(self.fail(event.message).decode())  # type: ignore[union-attr]
                 return
         if run:
             parts.append(_text_part(run, thought))
         if parts:
-            out.append(self._chunk(",".join(parts) + ']},"index":0}]' + self._chunk_tail()))
+            out.append(self._chunk(",".join(parts) + _PARTS_END + self._chunk_tail()))
+
+    def plan(self) -> Plan | None:
+        """A batch's text and reasoning as one chunk, as ``feed`` makes it; the calls' fragments
+        are only kept (they go out whole at the end)."""
+        if self._done or not self._started or not self._spliceable():
+            return None
+        close = _PARTS_END + self._chunk_tail() + (_SSE_CLOSE if self._sse else "}")
+        if self._sse:
+            chunk = (_SSE_OPEN, _SSE_OPEN, close)
+        else:
+            chunk = (("," if self._chunks else "") + _ARRAY_OPEN, "," + _ARRAY_OPEN, close)
+        keys = (self._key(position) for position in range(len(self._calls)))
+        args = tuple((key, None, None) for key in keys if key is not None)
+        return Plan("runs", text=_TEXT_PART, reasoning=_THOUGHT_PART, args=args, chunk=chunk, escape="gemini")
+
+    def _absorb(self, spliced: Spliced) -> None:
+        self._chunks += spliced.units
+        for position, joined in self._positions(spliced):
+            self._calls[position][2].append(joined)
 
     def _chunk(self, body: str) -> str:
         """One chunk: ``body`` continues the parts list (see ``_SSE_OPEN``)."""
@@ -260,5 +284,5 @@ class GeminiStream(DecodedStream):
 
 
 def _text_part(run: list[str], thought: bool) -> str:
-    text = _dumps(run[0] if len(run) == 1 else "".join(run))
-    return '{"text":' + text + (',"thought":true}' if thought else "}")
+    pre, post = _THOUGHT_PART if thought else _TEXT_PART
+    return pre + _dumps(run[0] if len(run) == 1 else "".join(run)) + post

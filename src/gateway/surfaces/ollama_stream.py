@@ -33,7 +33,7 @@ from gateway.surfaces.chat import (
     UpstreamError,
     Usage,
 )
-from gateway.surfaces.contract import DecodedStream, compact
+from gateway.surfaces.contract import DecodedStream, Plan, Spliced, compact, utf8
 from gateway.surfaces.ollama import done_reason, ollama_tool_call
 
 __all__ = ["MEDIA_TYPE", "OllamaStream"]
@@ -58,6 +58,12 @@ class OllamaStream(DecodedStream):
         self._chat = mode == "chat"
         # Every line starts alike; only the dynamic strings go through json.dumps per line.
         self._head = '{"model":' + _dumps(model) + ',"created_at":' + _dumps(created_at) + ","
+        # A text line around its content, and its thinking's place (``contract.Plan``'s ``line``).
+        if self._chat:
+            end = '},"done":false}\n'
+            self._line = (self._head + '"message":{"role":"assistant","content":', ',"thinking":', end)
+        else:
+            self._line = (self._head + '"response":', ',"thinking":', ',"done":false}\n')
         # Per call, in upstream order: (call id, name, argument fragments). Fragments are joined
         # once at the end: += on a long string copies it each time (quadratic in the arguments).
         self._calls: list[tuple[str, str, list[str]]] = []
@@ -71,21 +77,21 @@ class OllamaStream(DecodedStream):
         if self._closed:
             return b""
         events = self._decoder.feed(data)
-        return self._encode(events).encode() if events else b""
+        return utf8(self._encode(events)) if events else b""
 
     def end(self) -> bytes:
         if self._closed:
             return b""
         out = self._encode(self._decoder.close())
         if self._closed:  # the last bytes held an upstream error
-            return out.encode()
+            return utf8(out)
         self._closed = True
         out += self._calls_line()
         if self._chat:
             last = '"message":{"role":"assistant","content":""},"done":true,"done_reason":'
         else:
             last = '"response":"","done":true,"done_reason":'
-        return (
+        return utf8(
             out
             + self._head
             + last
@@ -95,13 +101,13 @@ class OllamaStream(DecodedStream):
             + ',"prompt_eval_duration":0,"eval_count":'
             + str(self._output_tokens)
             + (',"eval_duration":0}\n' if self._chat else ',"eval_duration":0,"context":[]}\n')
-        ).encode()
+        )
 
     def fail(self, message: str, code: str = "stream_interrupted") -> bytes:
         if self._closed:
             return b""
         self._closed = True
-        return self._error_line(message).encode()
+        return utf8(self._error_line(message))
 
     # ------------------------------------------------------------------------------------------
 
@@ -132,13 +138,23 @@ class OllamaStream(DecodedStream):
                 break
         if not texts and not thoughts:
             return tail
+        pre, mid, post = self._line
         text = _dumps("".join(texts)) if texts else '""'
-        thinking = ',"thinking":' + _dumps("".join(thoughts)) if thoughts else ""
-        if self._chat:
-            line = '"message":{"role":"assistant","content":' + text + thinking + '},"done":false}\n'
-        else:
-            line = '"response":' + text + thinking + ',"done":false}\n'
-        return self._head + line + tail
+        thinking = mid + _dumps("".join(thoughts)) if thoughts else ""
+        return pre + text + thinking + post + tail
+
+    def plan(self) -> Plan | None:
+        """A batch's text and reasoning as one line, as ``_encode`` makes it; the calls'
+        fragments are only kept (they go out whole at the finish)."""
+        if self._closed or not self._spliceable():
+            return None
+        keys = (self._key(position) for position in range(len(self._calls)))
+        args = tuple((key, None, None) for key in keys if key is not None)
+        return Plan("fields", args=args, line=self._line)
+
+    def _absorb(self, spliced: Spliced) -> None:
+        for position, joined in self._positions(spliced):
+            self._calls[position][2].append(joined)
 
     def _calls_line(self) -> str:
         """The calls not sent yet, in one line; "" when there are none."""

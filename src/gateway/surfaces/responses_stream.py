@@ -44,7 +44,7 @@ from gateway.surfaces.chat import (
     UpstreamError,
     Usage,
 )
-from gateway.surfaces.contract import DecodedStream, compact
+from gateway.surfaces.contract import DecodedStream, Plan, Spliced, compact, utf8
 
 __all__ = [
     "FINISH_STATUS",
@@ -153,6 +153,8 @@ def response_object(
 # The tail of a delta event after its delta value; output text deltas carry (empty) logprobs.
 _TEXT_TAIL = ',"logprobs":[],"sequence_number":'
 _PLAIN_TAIL = ',"sequence_number":'
+# What follows an event's sequence number.
+_EVENT_END = "}\n\n"
 
 
 class _Item:
@@ -229,13 +231,13 @@ class ResponsesStream(DecodedStream):
                 if item is None or item.kind != wanted:
                     item = self._open_text(wanted, out)
                 item.parts.append(event.text)
-                out.append(item.head + _encode(event.text) + item.tail + str(self._seq) + "}\n\n")
+                out.append(item.head + _encode(event.text) + item.tail + str(self._seq) + _EVENT_END)
                 self._seq += 1
             elif kind is ToolArgs:
                 item = self._calls.get(event.index)
                 if item is not None:  # fragments of an unknown or closed call cannot be placed
                     item.parts.append(event.fragment)
-                    out.append(item.head + _encode(event.fragment) + _PLAIN_TAIL + str(self._seq) + "}\n\n")
+                    out.append(item.head + _encode(event.fragment) + _PLAIN_TAIL + str(self._seq) + _EVENT_END)
                     self._seq += 1
             elif kind is ToolStart:
                 self._open_call(event, out)
@@ -247,7 +249,31 @@ class ResponsesStream(DecodedStream):
             elif kind is UpstreamError:
                 self._fail(event.message, out)
                 break
-        return "".join(out).encode()
+        return utf8("".join(out))
+
+    def plan(self) -> Plan | None:
+        """The open message or reasoning item's deltas and the open calls' arguments, each an
+        event numbered on from ``_seq``."""
+        if self._over or not self._started or not self._spliceable():
+            return None
+        item = self._open
+        pieces = (item.head, item.tail) if item is not None else None
+        keys = ((self._key(position), call) for position, call in self._calls.items())
+        args = tuple((key, call.head, _PLAIN_TAIL) for key, call in keys if key is not None)
+        return Plan(
+            "each",
+            text=pieces if item is not None and item.kind == "message" else None,
+            reasoning=pieces if item is not None and item.kind == "reasoning" else None,
+            args=args,
+            counter=(self._seq, _EVENT_END),
+        )
+
+    def _absorb(self, spliced: Spliced) -> None:
+        self._seq += spliced.units
+        if self._open is not None and (spliced.texts or spliced.reasonings):
+            self._open.parts.append(spliced.text or spliced.reasoning)  # one of them: one item is open
+        for position, joined in self._positions(spliced):
+            self._calls[position].parts.append(joined)
 
     def end(self) -> bytes:
         if self._over:
@@ -260,14 +286,14 @@ class ResponsesStream(DecodedStream):
         status, incomplete = _status(self._reason or "stop")
         response = self._response(status, incomplete_reason=incomplete)
         self._emit(out, "response.completed", '"response":' + compact(response))
-        return "".join(out).encode()
+        return utf8("".join(out))
 
     def fail(self, message: str, code: str = "stream_interrupted") -> bytes:
         if self._over:
             return b""
         out: list[str] = []
         self._fail(message, out)
-        return "".join(out).encode()
+        return utf8("".join(out))
 
     # -- events ---------------------------------------------------------------------------
 

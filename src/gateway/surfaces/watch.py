@@ -88,6 +88,11 @@ class StreamWatch:
         self._sent.append(whole)
         return whole
 
+    def absorb(self, whole: bytes) -> None:
+        """Whole events the relay sent on itself (SPEC §18: spliced, or passed on as they came): no
+        error among them, nothing to hand on, kept as what the caller was sent."""
+        self._sent.append(whole)
+
     def close(self) -> bytes:
         """The last event when it lacked only its blank line (the stream has ended); half an
         event, broken off inside a line, is dropped: handed on, it would reach the caller as

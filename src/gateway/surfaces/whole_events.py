@@ -4,12 +4,17 @@ surfaces (the native pass-through, ``stream.Relay``, never splits it into events
 events, so a rescue's chunks never follow half an event; after a rescue, the ``Continuation``'s
 chunks come through it too. What it says of the answer's end comes from its last bytes, as
 ``stream.Relay`` judges them (``core/sse.py``); its error is ``stream.Relay``'s ``stream_error``.
+The relay sends its events on itself (``plan``: verbatim), handing back what it sent (``absorb``).
 """
 
 from __future__ import annotations
 
 from gateway.core.counting import Tokens, usage_of
 from gateway.core.sse import TAIL_BYTES, ended_properly, stream_error_event
+from gateway.surfaces.contract import Plan, Spliced
+
+# Its events go out as they came: the relay sends on all but those that say how the answer ends.
+_VERBATIM = Plan("verbatim")
 
 __all__ = ["WholeEvents"]
 
@@ -42,6 +47,12 @@ class WholeEvents:
 
     def end(self) -> bytes:
         return b""
+
+    def plan(self) -> Plan | None:
+        return None if self._over else _VERBATIM
+
+    def absorb(self, spliced: Spliced, raw: bytes) -> None:
+        self.feed(raw)
 
     def keep_alive(self) -> bytes:
         return b": keep-alive\n\n"
