@@ -453,6 +453,12 @@ export const I18N = {
     "choice.routing_strategy.fastest": "Fastest",
     "choice.routing_strategy.reliable": "Most reliable",
     "choice.routing_strategy.balanced": "Balanced",
+    "setting.stream_pacing": "Stream pacing",
+    "settingHelp.stream_pacing":
+      "How long a translated stream's text may wait to go out with the text after it. Each wake of the Worker costs CPU, so fewer wakes keep long answers inside the free plan's 10 ms: paced (no wait over 0.2 s in the first 2 s, 1 s after; about 30 wakes for a 20 s answer); smooth (0.1 s; about 200 wakes, for paid plans); live (every upstream read at once; paid plans). Pick paced when the Worker's logs show exceededCpu or error 1102.",
+    "choice.stream_pacing.paced": "Paced (free plan)",
+    "choice.stream_pacing.smooth": "Smooth (0.1 s)",
+    "choice.stream_pacing.live": "Live (as it comes)",
   },
   zh: {
     "app.title": "fllmapi-worker · 配置",
@@ -895,5 +901,11 @@ export const I18N = {
     "choice.routing_strategy.fastest": "最快",
     "choice.routing_strategy.reliable": "最可靠",
     "choice.routing_strategy.balanced": "均衡",
+    "setting.stream_pacing": "流式节奏",
+    "settingHelp.stream_pacing":
+      "转换后的流中，一段文字最多可以等多久，与其后的文字一起发出。Worker 每被唤醒一次都要耗费 CPU，唤醒越少，长回答越能留在免费计划的 10 ms 之内：paced（前 2 秒内最多等 0.2 秒，之后 1 秒；20 秒的回答约唤醒 30 次）；smooth（0.1 秒；约 200 次，适合付费计划）；live（上游每次读取即刻转发；付费计划）。Worker 日志出现 exceededCpu 或错误 1102 时，请选 paced。",
+    "choice.stream_pacing.paced": "节制（免费计划）",
+    "choice.stream_pacing.smooth": "平滑（0.1 秒）",
+    "choice.stream_pacing.live": "实时（随到随发）",
   },
 };

@@ -31,6 +31,7 @@ const SETTING_GROUPS = [
       "max_consecutive_upstream_fails",
       "same_model_retry_max_ms",
       "stream_stall_ms",
+      "stream_pacing",
       "stream_rescue",
       "max_body_bytes",
       "subrequest_limit",

@@ -62,6 +62,15 @@ DEFAULT_STREAM_STALL_MS = 60 * SECOND_MS
 STREAM_STALL_MIN_MS = 250
 STREAM_STALL_MAX_MS = 10 * MINUTE_MS
 
+# --- Stream pacing (SPEC §18, core/pacing.py) ---
+# paced: no event waits longer than PACED_EARLY_HOLD_MS during the answer's first PACED_EARLY_MS,
+# then PACED_HOLD_MS; smooth: SMOOTH_HOLD_MS throughout. A wake of the isolate is what a relay
+# pays for, so a 20 s answer costs ~30 wakes paced, ~200 smooth.
+PACED_EARLY_MS = 2 * SECOND_MS
+PACED_EARLY_HOLD_MS = 200
+PACED_HOLD_MS = SECOND_MS
+SMOOTH_HOLD_MS = 100
+
 # --- Cooldowns (SPEC §5.1, §5.2) ---
 AUTH_COOLDOWN_MS = 5 * MINUTE_MS
 CREDIT_COOLDOWN_MS = DAY_MS

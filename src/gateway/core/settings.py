@@ -9,7 +9,7 @@ Rules:
   ``refusal``, ``to_json``, ``to_row``): integers (``Setting``), the model alias table
   (``AliasesSetting``, a JSON object; ``core/aliases.py``), compiled here, once per snapshot, and
   an origin (``OriginSetting``: where OpenRouter's endpoints API is, SPEC §15), and a choice
-  among names (``ChoiceSetting``: the routing strategy, SPEC §19).
+  among names (``ChoiceSetting``: the routing strategy, SPEC §19; the stream pacing, SPEC §18).
 - A setting has two names: its D1 key (``stream_stall_ms``) and its env var (``STREAM_STALL_MS``);
   the admin API takes either (``SETTINGS_BY_NAME``).
 """
@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from gateway.core import rules
 from gateway.core.aliases import NO_ALIASES, Aliases, alias_problem, compile_aliases
+from gateway.core.pacing import Pacing
 from gateway.core.strategy import Strategy
 
 __all__ = [
@@ -269,6 +270,8 @@ SETTINGS: tuple[AnySetting, ...] = (
     ),
     # The order of auto's chain (SPEC §19, ``core/strategy.py``).
     ChoiceSetting("routing_strategy", "ROUTING_STRATEGY", tuple(Strategy), Strategy.PRIORITY.value),
+    # How long a relayed event may wait for the ones after it (SPEC §18, ``core/pacing.py``).
+    ChoiceSetting("stream_pacing", "STREAM_PACING", tuple(Pacing), Pacing.PACED.value),
     # Usage (SPEC §17, §18): how often an isolate writes its counts to D1, in minutes.
     Setting(
         "usage_flush_minutes",
@@ -337,6 +340,7 @@ class Settings:
     subrequest_limit: int = rules.DEFAULT_SUBREQUEST_LIMIT
     usage_flush_minutes: int = rules.DEFAULT_USAGE_FLUSH_MINUTES
     routing_strategy: str = Strategy.PRIORITY.value
+    stream_pacing: str = Pacing.PACED.value
 
 
 def resolve_settings(rows: Mapping[str, str], env: Mapping[str, str]) -> tuple[Settings, dict[str, SettingValue]]:
