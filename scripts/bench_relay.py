@@ -88,9 +88,10 @@ def _cpu_ms() -> float:
 class _Answer:
     def __init__(self, body: object) -> None:
         self.body = body
+        self.aborter = js.AbortController.new()  # the relay stops an upstream still open after [DONE]
 
     def abort(self) -> None:
-        """The relay stops an upstream still open after [DONE]; this one has no request behind it."""
+        """This upstream has no request behind it."""
 
 
 class _Rescuer:

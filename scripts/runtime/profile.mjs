@@ -7,6 +7,7 @@
 // time.process_time can (scripts/bench_relay.py). It serves no request and runs no test.
 import fs from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { loadPyodide } from "pyodide";
 
 const ROOT = path.resolve(new URL("../..", import.meta.url).pathname);
@@ -21,7 +22,10 @@ const COMPAT_FLAGS = {
   python_workflows_implicit_dependencies: true,
 };
 
-/** The `_pyodide_entrypoint_helper` module that the SDK imports; nothing here calls into it. */
+/**
+ * The `_pyodide_entrypoint_helper` module that the SDK imports: `doAnImport` loads one of the
+ * Worker's JavaScript modules (an .mjs file of src/, by its name in the bundle), as workerd's does.
+ */
 function entrypointHelper() {
   const notHere = (name) => () => {
     throw new Error(`${name} is not available in scripts/profile`);
@@ -29,7 +33,7 @@ function entrypointHelper() {
   return {
     cloudflareWorkersModule: { env: {}, waitUntil: notHere("cloudflare:workers waitUntil") },
     cloudflareSocketsModule: {},
-    doAnImport: notHere("doAnImport"),
+    doAnImport: (name) => import(pathToFileURL(path.join(ROOT, "src", name)).href),
     patch_env_helper: notHere("patch_env"),
     patchWaitUntil: notHere("patchWaitUntil"),
   };

@@ -95,6 +95,13 @@ function pythonModules(srcDir, mainFile, traceD1) {
       contents: fs.readFileSync(path.join(srcDir, file)),
     });
   }
+  for (const file of files(srcDir).filter((f) => f.endsWith(".mjs"))) {
+    modules.push({
+      type: "ESModule",
+      path: path.join(srcDir, file),
+      contents: fs.readFileSync(path.join(srcDir, file)),
+    });
+  }
   for (const file of files(PYTHON_MODULES)) {
     const script = file.startsWith("workers/") && /\.m?js$/.test(file);
     modules.push({

@@ -200,7 +200,7 @@ def test_the_link_check_reads_links():
     assert "docs/deploy.md" in _links((ROOT / "README.md").read_text(encoding="utf-8"))
 
 
-# --- The architecture map names every module of src/ once --------------------------------------
+# --- The architecture map names every module of src/ once (Python and JavaScript) ---------------
 
 ARCHITECTURE = DOCS_DIR / "architecture.md"
 MAP_HEADING = "## The map of `src/`"
@@ -217,7 +217,8 @@ def _map_modules(doc: str) -> list[str]:
 
 def test_map_names_every_module_of_src_once():
     named = _map_modules(ARCHITECTURE.read_text(encoding="utf-8"))
-    tree = {path.relative_to(ROOT / "src").as_posix() for path in (ROOT / "src").rglob("*.py")}
+    modules = [*(ROOT / "src").rglob("*.py"), *(ROOT / "src").rglob("*.mjs")]
+    tree = {path.relative_to(ROOT / "src").as_posix() for path in modules}
 
     assert sorted(tree - set(named)) == [], "modules missing from the map in docs/architecture.md"
     assert sorted(set(named) - tree) == [], "the map in docs/architecture.md names modules that do not exist"

@@ -2,7 +2,7 @@
 ``ruff``, configured in ``pyproject.toml``: its lint rules and its formatter) over the Python of
 ``src/``, ``tests/`` and ``scripts/``; Biome (the pinned npm ``@biomejs/biome``, configured by
 ``biome.json``: its recommended lint rules and its formatter) over the config page's script and
-style and the runtime's and benchmarks' JavaScript modules."""
+style, the Worker's own JavaScript modules, and the runtime's, benchmarks' and tests' ones."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "node_modules" / ".bin"
 
 
-@pytest.mark.parametrize("folder", ["public", "scripts"])
+@pytest.mark.parametrize("folder", ["public", "scripts", "src", "tests"])
 def test_biome_lint_and_format_checks_pass(folder):
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     found = subprocess.run(

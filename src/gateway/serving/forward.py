@@ -31,7 +31,7 @@ _ESTIMATE_MAX_BYTES = 1024 * 1024
 async def _served(call: Call, config: Config, served: Served, rescue: Rescuer | None) -> JsResponse:
     routing = routing_headers(served)
     if isinstance(served.handle, OpenedStream):
-        return relay_stream(call, config, served, routing, rescue=rescue)
+        return await relay_stream(call, config, served, routing, rescue=rescue)
     answer = served.handle
     content_type = answer.header("content-type") or "application/json"
     body = answer.body

@@ -134,7 +134,7 @@ async def _answer(call: Call, served: Served, plan: Plan, headers: dict[str, str
     return json_response(plan.answer(answer, served.candidate.model), headers=headers)
 
 
-def _stream(
+async def _stream(
     call: Call,
     config: Config,
     served: Served,
@@ -145,7 +145,7 @@ def _stream(
 ) -> JsResponse:
     translator = plan.translator(served.candidate.model, input_estimate)
     rescue = rescuer(call, config, plan.chat, plan.stream, caller, served, input_estimate)
-    return relay_stream(call, config, served, headers, translator, rescue)
+    return await relay_stream(call, config, served, headers, translator, rescue)
 
 
 async def serve(call: Call, config: Config, plan: Plan, caller: Caller) -> JsResponse:
@@ -157,7 +157,7 @@ async def serve(call: Call, config: Config, plan: Plan, caller: Caller) -> JsRes
     if isinstance(result, Served):
         headers = routing_headers(result)
         if isinstance(result.handle, OpenedStream):
-            return _stream(call, config, result, plan, headers, estimate_tokens(plan.chat, text), caller)
+            return await _stream(call, config, result, plan, headers, estimate_tokens(plan.chat, text), caller)
         return await _answer(call, result, plan, headers)
     if isinstance(result, CallerError):
         return error_answer(plan.render_error, refusal_error(result))

@@ -143,6 +143,11 @@ class UpstreamResponse:
     def timed_out(self) -> bool:
         return bool(self._controller.signal.aborted)
 
+    @property
+    def aborter(self) -> Any:
+        """The request's ``AbortController``, for a relay that stops it from JavaScript."""
+        return self._controller
+
     def header(self, name: str) -> str | None:
         return _str_or_none(self._js.headers.get(name))
 
@@ -198,6 +203,12 @@ def unawaited(promise: Any) -> None:
 def _retrieve(future: Any) -> None:
     if not future.cancelled():
         future.exception()
+
+
+def js_bytes(data: bytes) -> Any:
+    """``data`` as a Uint8Array of its own. (Pyodide converts ``b""`` to an empty view of its own
+    memory, which a later growth of that memory detaches.)"""
+    return to_js(data) if data else js.Uint8Array.new(0)
 
 
 def plain(entries: dict[str, Any]) -> Any:

@@ -12,10 +12,11 @@ runtime reads that line to mark the request's own (scripts/runtime/logline.mjs).
 sent long before, so the log is where such an end shows. ``translation.TranslatedRelay`` ends its
 streams the same ways and reports them alike.
 
-Python does no work per chunk on a healthy stream: the bytes move by a native ``pipeTo`` into an
-``IdentityTransformStream`` (workerd's native stream: no JavaScript runs per chunk either, where a
-spec ``TransformStream`` would wake the isolate for every chunk); Python wakes a few times per
-stall period and once at the end (see ``Relay``).
+Nothing runs per chunk on a healthy stream: the bytes move by a native ``pipeTo`` into an
+``IdentityTransformStream`` (workerd's native stream, where a spec ``TransformStream`` would wake
+the isolate for every chunk). The little the relay still does while the stream lasts (the stall
+watch, the stream's last bytes) runs in JavaScript (``piped.mjs``), which calls Python once, at
+the end (see ``Relay``).
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import js
-from pyodide.ffi import to_js
+from pyodide.ffi import create_proxy
 
 from gateway.core.attempt import Defect
 from gateway.core.counting import Tokens, usage_of
-from gateway.core.sse import TAIL_BYTES, Fault, First, FirstEvent, ended_properly, first_event, stream_error_event
-from gateway.shell.http import UpstreamResponse, fulfilled, plain, settled, unawaited
+from gateway.core.sse import Fault, First, FirstEvent, ended_properly, first_event, stream_error_event
+from gateway.shell import jsmodules
+from gateway.shell.http import UpstreamResponse, js_bytes, plain, settled
 from gateway.shell.tasks import Later
 
 __all__ = [
@@ -54,9 +55,6 @@ logger = logging.getLogger("fllmapi")
 FIRST_EVENT_MAX_BYTES = 64 * 1024
 # The watchdog looks this many times per stall period, so a stall is seen within 1.25 periods.
 STALL_CHECKS = 4
-# One drain read takes up to this many queued bytes at once (BYOB).
-_DRAIN_BYTES = 64 * 1024
-_NOTHING_YET = "nothing yet"
 
 
 # What a relay reports when its stream is over (the usage buckets, SPEC §17): the usage the stream
@@ -176,14 +174,9 @@ async def open_stream(answer: UpstreamResponse) -> OpenedStream | Defect:
 
 
 class Relay:
-    """Forwards an opened stream to ``readable``; ``run()`` feeds it (give it to waitUntil).
-
-    The bytes after the head go from the upstream to the caller by a native ``pipeTo`` into an
-    ``IdentityTransformStream``: no Python and no JavaScript per chunk. A ``tee`` branch is drained
-    only by the stall watchdog, a few times per stall period, in whole-queue BYOB reads that keep
-    just the last bytes (to judge the ending). A stream over before the watchdog's first look
-    (most are) costs Python three awaits: the head's write, the pipe and one read of the branch;
-    the last writes to the caller are not awaited.
+    """Forwards an opened stream as it came: ``start()`` hands it to ``piped.mjs`` (the native pipe,
+    the stall watch and the end's bytes, in JavaScript) and gives the caller's side and the
+    promise for ``waitUntil``; the loop calls ``_finish`` once, synchronously, at the end.
 
     ``label``: the upstream's ``provider/model``, named in the stream_error; ``request_id``: the
     answer's ``X-Request-Id``, named in the log when the stream fails (``log_failure``);
@@ -200,130 +193,50 @@ class Relay:
     ) -> None:
         self._opened = opened
         self._on_end = on_end
-        self._stream_bytes = len(opened.head)  # and then what the watched branch drained
-        self._stall_s = stall_ms / 1000
+        self._stall_ms = stall_ms
         self._label = label
         self._request_id = request_id
-        self._tail = opened.head[-TAIL_BYTES:]
-        self._watch_reader: Any = None
-        self._pending_read: Any = None
-        self._ended = False
-        self._failed = False
-        self._stalled = False
-        # The head is written now, before the answer is even returned: its write completes when
-        # the runtime reads the body, so the first bytes leave at once.
-        self._pipe = js.IdentityTransformStream.new()
-        self.readable = self._pipe.readable
-        self._writer = self._pipe.writable.getWriter()
-        self._head_written = self._writer.write(to_js(opened.head))
 
-    async def run(self) -> None:
-        if not await fulfilled(self._head_written):  # the caller went away
-            await fulfilled(self._opened.reader.cancel())
-            self._report_end(None)
-            return
-        # Released only once the head is written: workerd drops a released writer's queued
-        # writes (the streams spec, and Node, keep them).
-        self._writer.releaseLock()
-        self._writer = None
-        try:
-            failure = await self._forward()
-        except Exception:  # noqa: BLE001 - a bug here must still end the caller's stream honestly
-            failure = Fault.GATEWAY
-        writer = self._writer or self._pipe.writable.getWriter()  # _forward takes it after the pipe
+    async def start(self) -> tuple[Any, Any]:
+        """The caller's side (the head already written to it) and the promise to give waitUntil."""
+        piped = await jsmodules.load("gateway/shell/piped.mjs")
+        opened = self._opened
+        opened.reader.releaseLock()
+        started = piped.pipe(
+            plain(
+                {
+                    "body": opened.answer.body,
+                    "aborter": opened.answer.aborter,
+                    "head": js_bytes(opened.head),
+                    "stallMs": self._stall_ms,
+                    "finish": create_proxy(self._finish),
+                }
+            )
+        )
+        return started.readable, started.done
+
+    def _finish(self, end: str, read: int, tail: Any) -> Any:
+        """How the stream ended (``piped.mjs``: eof, cut, stalled, gone, failed), the bytes read
+        after the head, its last bytes: the stream is counted, and a failure logged; the bytes
+        to send before the caller's side closes (the stream_error event, or none)."""
+        last = tail.to_bytes()
+        failure = _failure(end, ended_properly(last))
+        out = b""
         if failure is not None:
-            # Logged before the stream ends: the local runtime prints the request's line at its end
-            # and look for this one then.
+            # Logged before the stream ends: the local runtime prints the request's line at its
+            # end and looks for this one then.
             log_failure(failure, self._label, self._request_id)
-            message = failure_message(failure, self._label, self._stall_s)
-            unawaited(writer.write(to_js(stream_error_event(message, CODES[failure]))))
-        unawaited(writer.close())
-        self._report_end(failure)
-
-    def _report_end(self, failure: Fault | None) -> None:
-        """Report the stream's end: the usage its tail carries (an OpenAI stream's last chunk
-        holds it, when it has one), its size, whether it failed."""
+            message = failure_message(failure, self._label, self._stall_ms / 1000)
+            out = stream_error_event(message, CODES[failure])
         if self._on_end is not None:
-            self._on_end(usage_of(self._tail), self._stream_bytes, failure is not None)
+            self._on_end(usage_of(last), len(self._opened.head) + read, failure is not None)
+        return js_bytes(out)
 
-    async def _forward(self) -> Fault | None:
-        """Pipe the rest; None when it ended properly or the caller went away, else how it failed."""
-        self._opened.reader.releaseLock()
-        to_caller, watched = self._opened.answer.body.tee()
-        self._watch_reader = watched.getReader(plain({"mode": "byob"}))
-        # The pipe leaves both ends to us: the caller's side stays open for the stream_error
-        # event, and the upstream is cancelled below (a tee branch's cancel waits for the other
-        # branch's, so the pipe must not wait for it).
-        options = plain({"preventClose": True, "preventAbort": True, "preventCancel": True})
-        started = time.monotonic()
-        watchdog = Later(self._stall_s / STALL_CHECKS, lambda: self._watch(started))
-        piped = await fulfilled(to_caller.pipeTo(self._pipe.writable, options))
-        watchdog.cancel()
-        self._writer = self._pipe.writable.getWriter()
-        # An errored side has no desiredSize: the caller went away. (workerd may end the pipe
-        # without an error then; the upstream must be cancelled all the same.)
-        caller_gone = not isinstance(self._writer.desiredSize, int | float)
-        if not piped or caller_gone:
-            cancelled = to_caller.cancel()
-            await fulfilled(self._watch_reader.cancel())
-            await fulfilled(cancelled)
-            if caller_gone:
-                return None  # no one to tell
-            if self._stalled and ended_properly(self._tail):
-                return None  # a whole answer ([DONE], or its finish_reason) whose upstream kept its connection open
-            return Fault.STALLED if self._stalled else Fault.CUT
-        while not self._ended:
-            fresh = self._pending_read is None
-            read = await self._drain(wait=True)
-            # The pipe read the upstream to its end, so the branch holds all that is left: a read
-            # made now that comes back short emptied it (its "done" need not be waited for).
-            if fresh and 0 < read < _DRAIN_BYTES:
-                break
-        if self._failed:
-            return Fault.CUT
-        if not ended_properly(self._tail):
-            return Fault.TRUNCATED
+
+def _failure(end: str, proper: bool) -> Fault | None:
+    """How a passed-through stream failed, by how it ended and whether its last bytes are a proper
+    end (``[DONE]``, or a finish reason, which an upstream that kept its connection open may have
+    sent before it stalled); None when it did not, or when no one is there to tell."""
+    if end == "gone" or (end in ("eof", "stalled") and proper):
         return None
-
-    async def _watch(self, last_progress: float) -> None:
-        """Every quarter of the stall period (the first a quarter in), drain what arrived; no
-        bytes for a whole period aborts the upstream request, which ends the pipe (the caller
-        then gets ``stream_stalled``)."""
-        while not self._ended:
-            if await self._drain(wait=False):
-                last_progress = time.monotonic()
-            elif time.monotonic() - last_progress >= self._stall_s:
-                self._stalled = True
-                self._opened.answer.abort()
-                return
-            await asyncio.sleep(self._stall_s / STALL_CHECKS)
-
-    async def _drain(self, *, wait: bool) -> int:
-        """Read what the watched branch holds (``wait``: also wait for the next bytes); keep the
-        last ``TAIL_BYTES``. Returns the bytes read. A failed read ends the branch as failed
-        (the pipe reports the same failure)."""
-        got = 0
-        while True:
-            if self._pending_read is None:
-                self._pending_read = self._watch_reader.read(js.Uint8Array.new(_DRAIN_BYTES))
-            read = self._pending_read
-            if not wait:
-                # A read with bytes queued is already settled and wins the race; else it stays
-                # pending (kept for the next drain) and the sentinel wins.
-                read = js.Promise.race(to_js([read, js.Promise.resolve(_NOTHING_YET)]))
-            ok, result = await settled(read)
-            if ok and isinstance(result, str):
-                return got
-            self._pending_read = None
-            if not ok or result.done:
-                self._ended = True
-                self._failed = not ok
-                return got
-            view = result.value
-            size = int(view.byteLength)
-            start = max(0, size - TAIL_BYTES)
-            self._tail = (self._tail + view.subarray(start).to_bytes())[-TAIL_BYTES:]
-            got += size
-            self._stream_bytes += size
-            if wait:
-                return got
+    return {"cut": Fault.CUT, "stalled": Fault.STALLED, "eof": Fault.TRUNCATED}.get(end, Fault.GATEWAY)

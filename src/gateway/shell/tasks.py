@@ -15,12 +15,13 @@ T = TypeVar("T")
 
 
 def start(coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
-    """``coro`` as a task of the running loop that runs at once, up to its first real wait
-    (Python 3.12's eager start), instead of after a turn of the event loop: a turn costs Pyodide
-    about 0.1 ms of CPU. (Pyodide's loop drops ``create_task``'s ``eager_start``, and its
+    """``coro`` as a task of Pyodide's loop that runs at once, up to its first real wait (Python
+    3.12's eager start), instead of after a turn of the event loop: a turn costs Pyodide about
+    0.1 ms of CPU. (Pyodide's loop drops ``create_task``'s ``eager_start``, and its
     ``create_task`` fails with a task factory set, so the task is made here, of the loop's own
-    kind; its failure is reported by ``waitUntil``.)"""
-    return PyodideTask(coro, loop=asyncio.get_running_loop(), eager_start=True)
+    kind; its failure is reported by whoever awaits it.) Also from JavaScript's call into Python,
+    where no loop is running: Pyodide's is the current one all the same."""
+    return PyodideTask(coro, loop=asyncio.get_event_loop(), eager_start=True)
 
 
 class Later:
