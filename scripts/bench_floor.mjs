@@ -1,58 +1,44 @@
-// The floor under the free plan's 10 ms (issue 31), for scripts/bench.py: a bare JavaScript Worker
+// The floor under the free plan's CPU (issues 31, 39), for scripts/bench.py: a bare JavaScript Worker
 // on the same workerd build as the gateway (Miniflare, as scripts/dev starts it), doing only what
 // any relay of a paced answer must do, so its isolate CPU is the least any design can cost on this
 // machine. No Python, no translation, no D1:
 //   GET /?case=timers&n=N       N timer wakes (10 ms apart), nothing else
 //   GET /?case=native&up=URL    the upstream's body piped to the caller (no JavaScript per chunk)
 //   GET /?case=chunk&up=URL     each upstream read woken for and enqueued to the caller
-//   GET /?case=batch&up=URL     reads of about BATCH_MS of the stream (BYOB readAtLeast, paced)
-//   GET /?case=paced&up=URL     SPEC §18's schedule: no event held past 200 ms in the first 2 s,
-//                               1 s after; the reads sized to end just before each deadline, a
-//                               timer at the deadline, a tee's spare branch read if it fires
+//   GET /?case=paced&schedule=JSON&up=URL
+//                               on a pacing's schedule (core/pacing.py: [[until, hold], ...]; paced:
+//                               no event held past 200 ms in the first 2 s, 1 s after): the reads
+//                               sized to end just before each deadline, a timer at the deadline, a
+//                               tee's spare branch read if it fires
 //   node scripts/bench_floor.mjs PORT    prints "ready" once it listens
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 
 const WORKER = `
-const BATCH_MS = 100;
 const READ_BYTES = 65536;
 
-async function relay(body, controller, batched) {
-  let reader;
-  if (batched) {
-    const inbox = new IdentityTransformStream();
-    body.pipeTo(inbox.writable).catch(() => {});
-    reader = inbox.readable.getReader({ mode: "byob" });
-  } else {
-    reader = body.getReader();
-  }
-  let buffer = new Uint8Array(READ_BYTES);
-  let minimum = 1;
-  let pace = 0;
+// Live: each upstream read woken for and sent on.
+async function relay(body, controller) {
+  const reader = body.getReader();
   for (;;) {
-    const asked = Date.now();
-    const { value, done } = batched ? await reader.readAtLeast(minimum, buffer) : await reader.read();
-    if (value?.byteLength) {
-      controller.enqueue(value.slice());
-      if (batched) {
-        buffer = new Uint8Array(value.buffer);
-        const rate = (value.byteLength * 1000) / Math.max(Date.now() - asked, 1);
-        pace = pace ? (rate + pace) / 2 : rate;
-        minimum = Math.max(1, Math.min(READ_BYTES / 4, Math.floor((pace * BATCH_MS) / 1000)));
-      }
-    }
+    const { value, done } = await reader.read();
+    if (value?.byteLength) controller.enqueue(value.slice());
     if (done) break;
   }
   controller.close();
 }
 
-// SPEC §18's "paced": the longest an event may wait, by the time since the first content event.
-const holdMs = (sinceStart) => (sinceStart < 2000 ? 200 : 1000);
+// The longest an event may wait on a schedule, by the time since the first content event.
+function holdOf(schedule, since) {
+  for (const [until, hold] of schedule) if (until === null || since < until) return hold;
+  return 0;
+}
 
 // The least a relay that keeps the schedule does: one BYOB readAtLeast per batch, its minimum the
 // bytes the stream's pace brings by just before the deadline; a timer at the deadline; when it
 // fires first (the stream slowed), what came so far is taken from a tee's spare branch (the
 // pending read cannot give up its part), counted by position so that nothing goes twice.
-function paced(body, controller) {
+function paced(body, controller, schedule) {
+  const holdMs = (since) => holdOf(schedule, since);
   let finish;
   const finished = new Promise((resolve) => {
     finish = resolve;
@@ -143,7 +129,11 @@ export default {
     if (which === "native") return new Response(upstream.body, { headers: { "content-type": "text/event-stream" } });
     let controller;
     const readable = new ReadableStream({ start: (c) => { controller = c; } });
-    ctx.waitUntil(which === "paced" ? paced(upstream.body, controller) : relay(upstream.body, controller, which === "batch"));
+    ctx.waitUntil(
+      which === "paced"
+        ? paced(upstream.body, controller, JSON.parse(url.searchParams.get("schedule")))
+        : relay(upstream.body, controller),
+    );
     return new Response(readable, { headers: { "content-type": "text/event-stream" } });
   },
 };

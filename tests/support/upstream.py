@@ -108,10 +108,12 @@ class Sse:
     ``gates[i]``, if present, is waited on before event ``i`` is sent (and, with ``i`` equal to
     the number of events, before the stream ends). ``done`` appends ``data: [DONE]``. ``reset``
     ends with a connection reset instead of a proper end of the chunked body. ``pace_s`` spaces
-    the events out as a model's tokens arrive (the benchmarks: one event per upstream read).
+    the events out as a model's tokens arrive (the benchmarks: one event per upstream read), and
+    ``pauses[i]`` adds that many seconds of silence before event ``i`` (a model that slows).
     ``keep_open``: after the last event (``[DONE]`` included) the stream neither ends nor sends
     anything more, until the gateway closes the connection (``disconnected`` is set then) or the
-    fake is reset."""
+    fake is reset. ``sent`` gets the monotonic time each event was written at (how long the gateway
+    held it: the benchmarks, the pacing tests)."""
 
     events: list[Any]
     done: bool = True
@@ -119,8 +121,10 @@ class Sse:
     content_type: str = "text/event-stream"
     reset: bool = False
     pace_s: float = 0.0
+    pauses: dict[int, float] = field(default_factory=dict)  # seconds of silence before event i
     keep_open: bool = False
     released: threading.Event = field(default_factory=threading.Event, repr=False)  # ends keep_open
+    sent: list[float] = field(default_factory=list, repr=False)  # when each event went (monotonic)
 
 
 @dataclass
@@ -416,6 +420,9 @@ class FakeUpstream(ScriptedServer):
                         step.gates[i].wait(timeout=60)
                     if step.pace_s and i:
                         time.sleep(step.pace_s)  # the upstream's own pace, not a test's timing
+                    if i in step.pauses:
+                        time.sleep(step.pauses[i])  # a model that slows: the upstream's own silence
+                    step.sent.append(time.monotonic())
                     if isinstance(event, str) and event.startswith(":"):
                         self._chunk(f"{event}\n\n".encode())  # an SSE comment, e.g. a keep-alive
                         continue
