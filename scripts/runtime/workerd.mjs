@@ -69,8 +69,9 @@ function files(dir, base = dir) {
 
 /**
  * The Python Worker's modules as wrangler uploads them: the main module first, every .py file of
- * its folder, and python_modules/ as data (its JavaScript as ES modules, for the SDK's imports).
- * With the D1 trace on, the dev main module that adds it comes first.
+ * its folder, its .mjs files as ES modules (wrangler.jsonc's rule: the relays' loops), and
+ * python_modules/ as data (its JavaScript as ES modules, for the SDK's imports). With the D1 trace
+ * on, the dev main module that adds it comes first.
  */
 function pythonModules(srcDir, mainFile, traceD1) {
   if (!fs.existsSync(PYTHON_MODULES)) throw new StartError(`no ${PYTHON_MODULES}: run scripts/setup`);
