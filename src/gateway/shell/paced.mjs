@@ -49,7 +49,10 @@ const SPARE_KEPT_BYTES = 256 * 1024;
  * stallMs; secrets (the keys never to pass on).
  */
 export function relay(init) {
-  return new Promise((resolve) => new PacedRelay(init, resolve).start());
+  return new Promise((resolve) => {
+    const relaying = new PacedRelay(init, resolve);
+    relaying.safely(() => relaying.start());
+  });
 }
 
 class PacedRelay {
@@ -99,6 +102,16 @@ class PacedRelay {
     this.arm();
   }
 
+  // Every entry from the event loop runs through here: a bug in the loop must still end the
+  // caller's stream honestly (the translator's error end), never leave it open.
+  safely(step) {
+    try {
+      step();
+    } catch {
+      this.finish("failed");
+    }
+  }
+
   holdAt(now) {
     const since = now - this.started;
     for (const [until, hold] of this.schedule) {
@@ -114,9 +127,10 @@ class PacedRelay {
     const now = Date.now();
     const hold = this.complete || this.spareBusy ? 0 : this.holdAt(this.lastFlush);
     if (hold > 0) {
-      this.timer = setTimeout(() => this.deadline(), Math.max(0, this.lastFlush + hold - now));
+      this.timer = setTimeout(() => this.safely(() => this.deadline()), Math.max(0, this.lastFlush + hold - now));
     } else {
-      this.timer = setTimeout(() => this.stallCheck(), Math.max(0, this.lastProgress + this.init.stallMs - now));
+      const stall = Math.max(0, this.lastProgress + this.init.stallMs - now);
+      this.timer = setTimeout(() => this.safely(() => this.stallCheck()), stall);
     }
   }
 
@@ -132,7 +146,7 @@ class PacedRelay {
 
   read(minimum) {
     this.reader.readAtLeast(minimum, this.buffer).then(
-      (result) => this.fromInbox(result),
+      (result) => this.safely(() => this.fromInbox(result)),
       () => this.finish(this.stalled ? "stalled" : "cut"),
     );
   }
@@ -175,16 +189,17 @@ class PacedRelay {
   readSpare() {
     this.spareBusy = true;
     this.spare.read(new Uint8Array(this.consumed - this.sparePos + READ_BYTES)).then(
-      ({ value }) => {
-        this.spareBusy = false;
-        if (this.ended) return;
-        if (value?.byteLength) {
-          const at = this.sparePos;
-          this.sparePos += value.byteLength;
-          if (this.sparePos > this.consumed) this.deliver(value.subarray(this.consumed - at), Date.now());
-        }
-        this.arm();
-      },
+      ({ value }) =>
+        this.safely(() => {
+          this.spareBusy = false;
+          if (this.ended) return;
+          if (value?.byteLength) {
+            const at = this.sparePos;
+            this.sparePos += value.byteLength;
+            if (this.sparePos > this.consumed) this.deliver(value.subarray(this.consumed - at), Date.now());
+          }
+          this.arm();
+        }),
       () => {
         this.spareBusy = false; // the upstream failed: the inbox says so
       },

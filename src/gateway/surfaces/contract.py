@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from gateway.core import rules
@@ -70,7 +70,8 @@ class Plan:
     escape: Literal["json", "gemini"] = "json"
 
     def as_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """Its fields by name (``json.dumps`` writes the tuples as arrays)."""
+        return {name: getattr(self, name) for name in self.__slots__}
 
 
 @dataclass(frozen=True, slots=True)
