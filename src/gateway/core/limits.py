@@ -38,6 +38,7 @@ from __future__ import annotations
 import ipaddress
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from gateway.core import rules
 
@@ -56,6 +57,9 @@ __all__ = [
 UNKNOWN_IP = "unknown"
 # Longer than any IPv6 text: a header that long is not an address, and would bloat keys.
 _MAX_IP_CHARS = 64
+# Callers whose IP is remembered per isolate (``caller_ip``): a caller sends many requests, and an
+# IPv6 address's /64 costs about 22 us of Pyodide CPU to work out (``ipaddress``; issue 39).
+_IPS_KEPT = 1024
 
 
 def window_start(now_ms: int) -> int:
@@ -63,6 +67,7 @@ def window_start(now_ms: int) -> int:
     return now_ms - now_ms % rules.RATE_WINDOW_MS
 
 
+@lru_cache(maxsize=_IPS_KEPT)
 def caller_ip(header: str | None) -> str:
     """The caller's IP from ``CF-Connecting-IP``; ``unknown`` when it is missing or not an
     address's text."""

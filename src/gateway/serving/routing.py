@@ -101,9 +101,7 @@ async def route(
     deadline_ms = now_ms + rules.TOTAL_BUDGET_MS
     subrequests = SUBREQUESTS.get()
     if kind is Kind.CHAT and isinstance(body, JsonBody):
-        attempt: Attempt = PinnedUpstream(
-            config, body, stream, caller.hops, call.env.DB, call.ctx, deadline_ms, endpoint
-        )
+        attempt: Attempt = PinnedUpstream(config, body, stream, caller.hops, call.env, call.ctx, deadline_ms, endpoint)
     else:
         attempt = OpenAIUpstream(config, body, stream, caller.hops, endpoint)
     counted = meter.start(call, config.settings, caller.client.id if caller.client else 0, input_estimate(body))
