@@ -10,7 +10,6 @@ with stream rescue on (SPEC §16: the chat stream relayed in whole events, a ``S
 the translator), a stream that does not break. Prints one JSON object.
 """
 
-import asyncio
 import json
 import sys
 
@@ -111,12 +110,12 @@ async def _relay_once(reads: list[bytes], translator: object, rescue: bool = Fal
     opened = OpenedStream(_Answer(stream), reader, head, first_event(head))
     start = _cpu_ms()
     if translator is None:
-        relay = Relay(opened, 60_000, "bench/m")
+        readable, done = await Relay(opened, 60_000, "bench/m").start()
     else:
         relay = TranslatedRelay(opened, 60_000, "bench/m", translator, rescuer=_Rescuer() if rescue else None)
-    task = asyncio.ensure_future(relay.run())
-    size = await _drain(relay.readable)
-    await task
+        readable, done = relay.readable, await relay.start()
+    size = await _drain(readable)
+    await done
     elapsed = _cpu_ms() - start
     assert size > 0
     return elapsed

@@ -1264,7 +1264,7 @@ def test_the_panels_follow_the_work_and_settings_are_folded(page, gateway):
     )
     for fold in ("custom-add", "tokens", "openrouter-fold", "settings"):
         expect(page.get_by_test_id(fold)).not_to_have_attribute("open", re.compile(".*"))
-    expect(page.get_by_test_id("setting-row")).to_have_count(15)
+    expect(page.get_by_test_id("setting-row")).to_have_count(16)
     expect(page.get_by_test_id("setting-row").first).to_be_hidden()
 
     open_fold(page, "settings")  # the routing settings and the three rate limits, together

@@ -246,7 +246,7 @@ def _retrieve(future: Any) -> None:
 def js_bytes(data: bytes) -> Any:
     """``data`` as a Uint8Array of its own. (Pyodide converts ``b""`` to an empty view of its own
     memory, which a later growth of that memory detaches.)"""
-    return to_js(data) if data else js.Uint8Array.new(0)
+    return to_js(data) if data else _js().uint8_array.new(0)
 
 
 def plain(entries: dict[str, Any]) -> Any:
