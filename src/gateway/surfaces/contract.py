@@ -179,9 +179,15 @@ def utf8(text: str) -> bytes:
     return text.encode("utf-8", "backslashreplace")
 
 
+# One encoder for every call (``json.dumps`` with options builds a new one each time, twelve times
+# for an agent's body), without the cycle check: what it encodes was parsed from JSON or built
+# here, and holds no cycle.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
+
+
 def compact(value: Any) -> str:
     """JSON as the surfaces send it: compact, UTF-8 kept as is."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _COMPACT.encode(value)
 
 
 def sse(event: str | None, data: Any) -> str:
