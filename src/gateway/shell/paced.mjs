@@ -44,8 +44,9 @@ const SPARE_KEPT_BYTES = 256 * 1024;
  *
  * init: body; aborter (the upstream request's AbortController); controller and cancelled (the caller's
  * side's controller, and the array its cancel pushes to); tail (the head's unfinished event);
- * state (the translator's, JSON: {plan, over, complete, halt, raw}); translate(whole, record,
- * raw) → [out, state] and finish (Python, called synchronously; destroyed at the end); schedule (JSON: [[until|null, hold ms], …], core/pacing.py);
+ * state (the translator's, JSON: {plan, over, complete, halt, raw, ended}); translate(whole,
+ * record, raw, bytes) → [out, state] and finish (Python, called synchronously; destroyed at the
+ * end; not called once a state says the stream's end is done); schedule (JSON: [[until|null, hold ms], …], core/pacing.py);
  * stallMs; secrets (the keys never to pass on).
  */
 export function relay(init) {
@@ -220,7 +221,7 @@ class PacedRelay {
     const [record, raw] = this.splicer.take();
     let answer;
     try {
-      answer = this.init.translate(rest, record, raw);
+      answer = this.init.translate(rest, record, raw, this.consumed);
     } catch {
       this.finish("failed");
       return;
@@ -235,11 +236,12 @@ class PacedRelay {
   }
 
   apply(state) {
-    const { plan, over, complete, halt, raw } = JSON.parse(state);
+    const { plan, over, complete, halt, raw, ended } = JSON.parse(state);
     this.splicer.setPlan(plan, raw);
     this.over = over;
     this.complete = complete;
     this.halt = halt;
+    this.pythonEnded = ended; // the stream's end is done: nothing to call back for
   }
 
   send(bytes) {
@@ -279,7 +281,7 @@ class PacedRelay {
     const { translate, finish } = this.init;
     let after;
     try {
-      after = finish(end, this.consumed, this.splicer.tail, record, raw);
+      if (!this.pythonEnded) after = finish(end, this.consumed, this.splicer.tail, record, raw);
     } catch {
       // the caller's side is left as it is: nothing more can be said on it
     }

@@ -140,9 +140,10 @@ class TranslatedRelay:
         )
 
     def _finish(self, end: str, consumed: int, tail: Any, record: str, raw: str) -> Any:
-        """Called by the loop once it stopped reading: how (``end``: over, halt, eof, cut, stalled,
-        gone, failed), the bytes it read, the unfinished last event, what it spliced since it last
-        called. Ends the stream; None, or when a rescue is tried (SPEC §16) the task that ends it."""
+        """Called by the loop once it stopped reading (unless ``_batch`` ended the stream): how
+        (``end``: over, halt, eof, cut, stalled, gone, failed), the bytes it read, the unfinished
+        last event, what it spliced since it last called. Ends the stream; None, or when a rescue
+        is tried (SPEC §16) the task that ends it."""
         self._upstream_stopped = True  # the loop stopped it, or it ended
         self._stream_bytes += consumed
         self._upstream_failed = end == "cut"
@@ -172,16 +173,24 @@ class TranslatedRelay:
         if self._on_end is not None:
             self._on_end(self._translator.usage, self._stream_bytes, self._failed, self._rescued)
 
-    def _batch(self, whole: Any, record: str, raw: str) -> Any:
+    def _batch(self, whole: Any, record: str, raw: str, consumed: int) -> Any:
         """Called by the loop for a batch it does not splice: ``whole`` its events (a Uint8Array),
-        after ``record`` and ``raw``, what it spliced before them. The translation to send, and the
-        state the loop goes on with."""
+        after ``record`` and ``raw``, what it spliced before them; ``consumed``: the bytes it has
+        read. The translation to send, and the state the loop goes on with. When the batch ends
+        the answer (``[DONE]``), the stream is ended here too, in the same call (the loop's last
+        call is then for nothing: ``ended``)."""
         try:
             self._batches.absorb(record, raw)
         except Exception:  # noqa: BLE001 - as in _translate
             self._over = self._batches.over = True
             return to_js([js_bytes(self._fail(Fault.GATEWAY)), self._batches.state()])
-        return to_js([js_bytes(self._translate(whole.to_bytes())), self._batches.state()])
+        out = self._translate(whole.to_bytes())
+        ended = self._batches.over and self._over and not self._gone
+        if ended:
+            self._upstream_stopped = True  # the loop stops it
+            self._stream_bytes += consumed
+            self._end()
+        return to_js([js_bytes(out), self._batches.state(ended=ended)])
 
     def _broke_in_band(self) -> bool:
         return self._batches.broke_in_band

@@ -10,7 +10,8 @@ its I/O (``shell/translation.py`` holds the stream; ``shell/paced.mjs`` the loop
 - ``state()``: what the loop needs to go on, as JSON: the translator's plan (none once the answer
   is over or broke in-band), ``over``, ``complete`` (the finish reason is in: nothing is held any
   more), ``halt`` (rescue is on and the upstream reported an error: stop reading), ``raw`` (hand
-  the events back as they came: the watch keeps them).
+  the events back as they came: the watch keeps them), ``ended`` (the relay has ended the stream:
+  the loop need not call back at its end).
 - Every output goes through ``scrubbed``: the provider's key never reaches the caller, should the
   upstream echo it.
 
@@ -61,7 +62,7 @@ class TranslatedBatches:
         if spliced.units or spliced.args or spliced.texts or spliced.reasonings or events:
             self.translator.absorb(spliced, events)
 
-    def state(self) -> str:
+    def state(self, ended: bool = False) -> str:
         halt = self.broke_in_band
         plan = None if self.over or halt else self.translator.plan()
         return json.dumps(
@@ -71,6 +72,7 @@ class TranslatedBatches:
                 "complete": self.translator.complete,
                 "halt": halt,
                 "raw": self.watch is not None,
+                "ended": ended,
             }
         )
 
